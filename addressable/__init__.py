@@ -1,0 +1,78 @@
+"""addressable: every tool result of an LLM agent gets a stable id, a blake3 content hash
+and a place in a store, so that compaction can replace it with a tiny reference and the
+model can replay it by id.
+
+    import addressable as ad
+    kit = ad.Toolkit(ad.open_store())
+"""
+
+from ._bundle import BundleSummary, export_bundle, import_bundle
+from ._errors import (
+    AddressableError,
+    AmbiguousId,
+    ArgumentError,
+    BadId,
+    BundleError,
+    Expired,
+    IntegrityError,
+    MissingDependency,
+    NotFound,
+    NotReplayable,
+    ScopeError,
+    StoreError,
+)
+from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
+from ._stores import (
+    DamagedRecord,
+    DiskStore,
+    GcReport,
+    KeyValueStore,
+    MemoryStore,
+    Store,
+    StoreStats,
+    VerifyReport,
+    open_store,
+)
+from ._tokens import count_tokens, tokens_exact
+from ._toolkit import Toolkit, ToolSpec
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AddressableError",
+    "AmbiguousId",
+    "ArgumentError",
+    "BadId",
+    "BundleError",
+    "BundleSummary",
+    "Claim",
+    "DamagedRecord",
+    "Determinism",
+    "DiskStore",
+    "Expired",
+    "GcReport",
+    "IntegrityError",
+    "KeyValueStore",
+    "MemoryStore",
+    "MissingDependency",
+    "NotFound",
+    "NotReplayable",
+    "Observation",
+    "Outcome",
+    "Record",
+    "Reference",
+    "Result",
+    "ScopeError",
+    "Status",
+    "Store",
+    "StoreError",
+    "StoreStats",
+    "ToolSpec",
+    "Toolkit",
+    "VerifyReport",
+    "count_tokens",
+    "export_bundle",
+    "import_bundle",
+    "open_store",
+    "tokens_exact",
+]

@@ -1,0 +1,429 @@
+"""The `addressable` command: look into a store, replay, verify, collect garbage, move it."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Column, Table
+
+from . import __version__
+from ._bundle import export_bundle, import_bundle
+from ._errors import (
+    AddressableError,
+    AmbiguousId,
+    BadId,
+    BundleError,
+    IntegrityError,
+    NotFound,
+    NotReplayable,
+)
+from ._stores import Store, open_store
+from ._toolkit import Toolkit
+
+EXIT_OK = 0
+EXIT_DAMAGE = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_INTEGRITY = 4
+EXIT_FAILURE = 5
+
+EPILOG = """\
+store:
+  --store URL, or $ADDRESSABLE_STORE: memory://, disk:///path, or a directory.
+  The default is a disk store in $ADDRESSABLE_HOME, or ./.addressable when unset.
+
+ids:
+  A result id is 16 hex characters; any unique prefix of 6 or more works, as in git.
+
+exit codes:
+  0  success
+  1  verify found damage: corrupt or missing payloads, unreadable records
+  2  bad usage: unknown option, malformed or ambiguous id, a re-run that is refused
+  3  no result with that id, or it expired (removed by gc)
+  4  a payload no longer matches its hash: it is not served
+  5  the store or a bundle failed (disk, database, malformed file)
+
+Errors go to stderr as one line: "addressable: error: <what was wrong and what to do>".
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        store = open_store(args.store)
+        try:
+            code: int = args.run(store, args, out)
+            return code
+        finally:
+            store.close()
+    except (BadId, AmbiguousId, NotReplayable) as exc:
+        return _fail(exc, EXIT_USAGE)
+    except NotFound as exc:
+        return _fail(exc, EXIT_NOT_FOUND)
+    except IntegrityError as exc:
+        return _fail(exc, EXIT_INTEGRITY)
+    except (AddressableError, OSError) as exc:
+        return _fail(exc, EXIT_FAILURE)
+    except BrokenPipeError:  # output piped into `head` and the like
+        return EXIT_OK
+
+
+def _fail(exc: BaseException, code: int) -> int:
+    print(f"addressable: error: {exc}", file=sys.stderr)
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="addressable",
+        description="Inspect and maintain a store of addressable tool results.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"addressable {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--store",
+        default=os.environ.get("ADDRESSABLE_STORE"),
+        help="store URL or directory (default: $ADDRESSABLE_STORE, "
+        "else $ADDRESSABLE_HOME, else ./.addressable)",
+    )
+    common.add_argument("--json", action="store_true", help="print JSON for scripts")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, run: Callable[..., int], help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            parents=[common],
+            help=help,
+            description=help,
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.set_defaults(run=run)
+        return p
+
+    p = command("ls", _ls, "list records, oldest first")
+    p.add_argument("--tool", help="only this tool")
+    p.add_argument("--key", help="only this key")
+    p.add_argument("--session", help="only records seen in this session")
+    p.add_argument(
+        "--since",
+        type=_when,
+        help="only records seen since: a duration ago (30m, 2h, 7d) or an ISO time",
+    )
+    p.add_argument("--limit", type=int, help="show only the newest N")
+
+    p = command("show", _show, "show a record's metadata and content")
+    p.add_argument("id")
+    p.add_argument("--raw", action="store_true", help="write the exact stored bytes to stdout")
+
+    p = command("replay", _replay, "write a result's exact stored bytes to stdout")
+    p.add_argument("id")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-run a deterministic call (needs its tool registered) and report change",
+    )
+
+    command("verify", _verify, "re-hash every payload; exit 1 naming each damaged record")
+    command("stats", _stats, "counts and sizes of what the store holds")
+
+    p = command("gc", _gc, "remove old unpinned records and unreferenced payloads")
+    p.add_argument("--max-age", type=_duration, help="remove records last seen longer ago (7d)")
+    p.add_argument(
+        "--max-bytes",
+        type=_size,
+        help="then remove the oldest until payloads take at most this (500MB)",
+    )
+
+    p = command("export", _export, "write the whole store as a self-contained bundle")
+    p.add_argument("-o", "--output", help="file to write (default: stdout)")
+
+    p = command("import", _import, "add a bundle's records and payloads to the store")
+    p.add_argument("bundle", help="bundle file, or - for stdin")
+
+    p = command("pin", _pin, "keep a record through every gc")
+    p.add_argument("id")
+    p = command("unpin", _unpin, "let gc remove a record again")
+    p.add_argument("id")
+    return parser
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+def _ls(store: Store, args: argparse.Namespace, out: Console) -> int:
+    records = list(
+        store.records(tool=args.tool, key=args.key, session=args.session, since=args.since)
+    )
+    if args.limit is not None:
+        records = records[-args.limit :] if args.limit > 0 else []
+    if args.json:
+        _print_json([r.model_dump(mode="json") for r in records])
+        return EXIT_OK
+    table = Table("tool", "key or args", "kind", "status", "size", "observed")
+    table.columns.insert(0, Column("id", no_wrap=True, min_width=16))
+    for r in records:
+        status = r.outcome.value if r.outcome else r.status.value
+        table.add_row(
+            r.id,
+            r.tool,
+            _shorten(r.key or json.dumps(r.args), 60),
+            r.determinism.value,
+            status,
+            _bytes(r.size),
+            _time(r.observed_at),
+        )
+    out.print(table)
+    out.print(f"{len(records)} records")
+    return EXIT_OK
+
+
+def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
+    record = store.get(store.resolve(args.id))
+    payload = store.read(record)
+    if args.raw:
+        _write_bytes(payload)
+        return EXIT_OK
+    observations = store.observations(record.id)
+    if args.json:
+        _print_json(
+            {
+                "record": record.model_dump(mode="json"),
+                "observations": [o.model_dump(mode="json") for o in observations],
+                "pinned": store.is_pinned(record.id),
+                **_content_json(payload),
+            }
+        )
+        return EXIT_OK
+    table = Table("field", "value", show_header=False)
+    for name, value in record.model_dump(mode="json", exclude_none=True).items():
+        table.add_row(name, value if isinstance(value, str) else json.dumps(value))
+    table.add_row("observations", str(len(observations)))
+    table.add_row("last seen", _time(max(o.at for o in observations)))
+    table.add_row("pinned", "yes" if store.is_pinned(record.id) else "no")
+    out.print(table)
+    text = _as_text(payload)
+    if text is None:
+        out.print(f"[{len(payload)} bytes of binary content: use --raw]")
+    else:
+        out.print(text, markup=False)
+    return EXIT_OK
+
+
+def _replay(store: Store, args: argparse.Namespace, out: Console) -> int:
+    kit = Toolkit(store, session="cli")
+    result = kit.replay(args.id, verify=args.verify)
+    if args.json:
+        _print_json(
+            {
+                "id": result.id,
+                "changed": result.changed,
+                "previous_id": result.previous_id,
+                **_content_json(result.payload),
+            }
+        )
+    else:
+        _write_bytes(result.payload)
+    return EXIT_OK
+
+
+def _verify(store: Store, args: argparse.Namespace, out: Console) -> int:
+    report = store.verify()
+    if args.json:
+        _print_json(report.model_dump(mode="json") | {"ok": report.ok})
+    else:
+        if report.damaged:
+            table = Table("problem", "detail", title="damaged records")
+            table.columns.insert(0, Column("id", no_wrap=True, min_width=16))
+            for d in report.damaged:
+                table.add_row(d.id, d.problem, d.detail)
+            out.print(table)
+        verdict = "ok" if report.ok else f"DAMAGED: {len(report.damaged)} records"
+        out.print(
+            f"{verdict}; {report.records} records, {report.blobs_checked} payloads "
+            f"re-hashed; {report.orphan_blobs} unreferenced payloads "
+            f"({_bytes(report.orphan_bytes)}) reclaimable by gc"
+        )
+    return EXIT_OK if report.ok else EXIT_DAMAGE
+
+
+def _stats(store: Store, args: argparse.Namespace, out: Console) -> int:
+    stats = store.stats()
+    if args.json:
+        _print_json(stats.model_dump(mode="json"))
+        return EXIT_OK
+    table = Table("", "", show_header=False)
+    table.add_row("store", stats.location)
+    table.add_row("records", str(stats.records))
+    table.add_row("payloads", f"{stats.blobs} ({_bytes(stats.blob_bytes)})")
+    table.add_row("pinned", str(stats.pinned))
+    table.add_row("sessions", str(stats.sessions))
+    table.add_row("oldest", _time(stats.oldest))
+    table.add_row("newest", _time(stats.newest))
+    for tool, n in stats.by_tool.items():
+        table.add_row(f"tool {tool}", str(n))
+    out.print(table)
+    return EXIT_OK
+
+
+def _gc(store: Store, args: argparse.Namespace, out: Console) -> int:
+    report = store.gc(max_age=args.max_age, max_bytes=args.max_bytes)
+    if args.json:
+        _print_json(report.model_dump(mode="json"))
+    else:
+        out.print(
+            f"removed {len(report.removed_records)} records and {report.removed_blobs} "
+            f"payloads ({_bytes(report.freed_bytes)}); kept {report.kept_pinned} pinned; "
+            f"{_bytes(report.blob_bytes_after)} of payloads remain"
+        )
+    return EXIT_OK
+
+
+def _export(store: Store, args: argparse.Namespace, out: Console) -> int:
+    if args.output:
+        with open(args.output, "wb") as f:
+            summary = export_bundle(store, f)
+    else:
+        summary = export_bundle(store, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    message = f"exported {summary.records} records and {summary.blobs} payloads"
+    if args.json:
+        print(json.dumps(summary.model_dump()), file=sys.stderr if not args.output else sys.stdout)
+    else:
+        print(message, file=sys.stderr)
+    return EXIT_OK
+
+
+def _import(store: Store, args: argparse.Namespace, out: Console) -> int:
+    if args.bundle == "-":
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "bundle.jsonl"
+            path.write_bytes(sys.stdin.buffer.read())
+            summary = import_bundle(store, path)
+    else:
+        if not Path(args.bundle).is_file():
+            raise BundleError(f"no bundle file at {args.bundle}")
+        summary = import_bundle(store, args.bundle)
+    if args.json:
+        _print_json(summary.model_dump())
+    else:
+        out.print(
+            f"imported {summary.records} records and {summary.blobs} payloads; "
+            f"{summary.skipped} records were already there"
+        )
+    return EXIT_OK
+
+
+def _pin(store: Store, args: argparse.Namespace, out: Console) -> int:
+    record_id = store.resolve(args.id)
+    store.pin(record_id)
+    out.print(f"pinned {record_id}")
+    return EXIT_OK
+
+
+def _unpin(store: Store, args: argparse.Namespace, out: Console) -> int:
+    record_id = store.resolve(args.id)
+    store.unpin(record_id)
+    out.print(f"unpinned {record_id}")
+    return EXIT_OK
+
+
+# -- parsing and formatting ----------------------------------------------------------------
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_SIZES = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+}
+
+
+def _duration(text: str) -> timedelta:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text.lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration: use 30s, 15m, 2h, 7d, 1w")
+    return timedelta(seconds=float(match[1]) * _UNITS[match[2]])
+
+
+def _size(text: str) -> int:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)\s*", text.lower())
+    if not match or match[2] not in _SIZES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: use 1048576, 500MB or 1GiB")
+    return int(float(match[1]) * _SIZES[match[2]])
+
+
+def _when(text: str) -> datetime:
+    try:
+        return datetime.now(UTC) - _duration(text)
+    except argparse.ArgumentTypeError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a duration (2h, 7d) nor an ISO time (2026-03-11T09:00)"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _write_bytes(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _as_text(payload: bytes) -> str | None:
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _content_json(payload: bytes) -> dict[str, Any]:
+    text = _as_text(payload)
+    if text is not None:
+        return {"content": text}
+    return {"content_base64": base64.b64encode(payload).decode("ascii")}
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _bytes(n: int) -> str:
+    if n < 1024:
+        return f"{n:,} B"
+    size = float(n)
+    for unit in ("KB", "MB", "GB"):
+        size /= 1024
+        if size < 1024 or unit == "GB":
+            break
+    return f"{size:,.1f} {unit}"
+
+
+def _time(moment: datetime | None) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if moment else "-"

@@ -1,0 +1,89 @@
+"""The exceptions addressable raises, under one root.
+
+    AddressableError
+    ├── BadId (also ValueError)          malformed result id or prefix
+    ├── AmbiguousId                      a prefix that matches several ids
+    ├── NotFound (also KeyError)         no record with that id
+    │   └── Expired                      the record existed and was garbage-collected
+    ├── IntegrityError                   stored bytes do not hash to what the record says
+    ├── ArgumentError (also ValueError)  tool arguments that are not JSON
+    ├── NotReplayable                    verify=True on a call that cannot be re-run
+    ├── ScopeError                       a call outside the configured scope
+    ├── StoreError                       the store's backend failed
+    ├── BundleError                      an export bundle that cannot be imported
+    └── MissingDependency (also ImportError)  an optional extra is not installed
+
+Errors of the libraries underneath (diskcache, sqlite3, redis) are translated into
+`StoreError` at the store boundary, with the original chained as `__cause__`.
+A tool that fails is not an addressable error: it is recorded and re-raised as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class AddressableError(Exception):
+    """Root of every exception raised by addressable itself."""
+
+
+class BadId(AddressableError, ValueError):
+    """A string that is not a result id, nor a prefix of one."""
+
+
+class AmbiguousId(AddressableError):
+    """A prefix that matches more than one stored id."""
+
+    def __init__(self, prefix: str, candidates: Sequence[str]) -> None:
+        self.prefix = prefix
+        self.candidates = sorted(candidates)
+        shown = ", ".join(self.candidates[:10])
+        more = f" and {len(self.candidates) - 10} more" if len(self.candidates) > 10 else ""
+        super().__init__(
+            f"id prefix {prefix!r} is ambiguous: it matches {shown}{more}; give more characters"
+        )
+
+
+class NotFound(AddressableError, KeyError):
+    """No record has this id."""
+
+    def __str__(self) -> str:
+        # KeyError's str() wraps the message in quotes; keep it readable.
+        return str(self.args[0]) if self.args else "not found"
+
+
+class Expired(NotFound):
+    """The record existed but was removed by garbage collection."""
+
+
+class IntegrityError(AddressableError):
+    """Stored bytes that no longer hash to the content hash their record names."""
+
+
+class ArgumentError(AddressableError, ValueError):
+    """Tool arguments that cannot be written as canonical JSON."""
+
+
+class NotReplayable(AddressableError):
+    """A re-run (`verify=True`) asked of a call whose result cannot be reproduced."""
+
+
+class ScopeError(AddressableError):
+    """A call outside the scope its adapter was given; nothing was sent."""
+
+
+class StoreError(AddressableError):
+    """The store's backend failed (disk, database or server)."""
+
+
+class BundleError(AddressableError):
+    """An export bundle that is malformed or does not match its own hashes."""
+
+
+class MissingDependency(AddressableError, ImportError):
+    """An optional feature whose extra is not installed."""
+
+    def __init__(self, feature: str, extra: str, package: str) -> None:
+        super().__init__(
+            f"{feature} needs the {package!r} package: pip install 'addressable-tools[{extra}]'"
+        )

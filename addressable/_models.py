@@ -1,0 +1,149 @@
+"""The data addressable keeps: records of calls, results, and what replaces them in context.
+
+All are pydantic models whose JSON round trip is lossless; the store keeps a record as
+its JSON, so these field names are a storage format (see `RECORD_FORMAT`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from ._payload import decode_payload
+from ._tokens import count_tokens
+
+RECORD_FORMAT = 1
+
+
+class Determinism(StrEnum):
+    """How a result can be recovered once it has left the context."""
+
+    DETERMINISTIC = "deterministic"  # a function of its key: kept as a Reference
+    NONDETERMINISTIC = "nondeterministic"  # cannot be reproduced: kept as a Claim
+    SIDE_EFFECT = "side_effect"  # changed the world: an Action, never replayed
+
+
+class Outcome(StrEnum):
+    """What is known of an Action's effect. `unknown` is never guessed away."""
+
+    COMPLETED = "completed"
+    NOT_APPLIED = "not_applied"
+    UNKNOWN = "unknown"
+
+
+class Status(StrEnum):
+    """Whether the tool returned (`ok`) or raised (`error`)."""
+
+    OK = "ok"
+    ERROR = "error"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Observation(_Frozen):
+    """One sighting of a result: when, and in which session."""
+
+    at: datetime
+    session: str | None = None
+
+
+class Record(_Frozen):
+    """One tool call as stored: what was asked, what came back (by hash), and when.
+
+    Immutable once written. `tokens` is derived from the content and filled in lazily
+    (counting is far slower than storing), so it may be None on a fresh record.
+    """
+
+    format: Literal[1] = 1
+    id: str
+    tool: str
+    args: dict[str, JsonValue]
+    key: str | None = None
+    determinism: Determinism
+    status: Status = Status.OK
+    content_hash: str
+    size: int
+    media_type: str
+    observed_at: datetime
+    session: str | None = None
+    tokens: int | None = None
+    error: str | None = None
+    outcome: Outcome | None = None
+    idempotency_key: str | None = None
+    max_age: timedelta | None = None
+    meta: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @property
+    def is_action(self) -> bool:
+        return self.determinism is Determinism.SIDE_EFFECT
+
+
+class Result(BaseModel):
+    """What a wrapped call returns: the record and the exact payload bytes.
+
+    `str(result)` is the content as text. After `replay(id, verify=True)`, `changed`
+    says whether the new observation differs from the old one (`previous_id`).
+    """
+
+    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+
+    record: Record
+    payload: bytes
+    replayed: bool = False
+    changed: bool | None = None
+    previous_id: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def ok(self) -> bool:
+        return self.record.status is Status.OK
+
+    @property
+    def content(self) -> Any:
+        """The payload as the tool gave it: str, bytes, or the decoded JSON value."""
+        return decode_payload(self.payload, self.record.media_type)
+
+    @property
+    def text(self) -> str:
+        """The payload as text (UTF-8, with undecodable bytes replaced)."""
+        return self.payload.decode("utf-8", errors="replace")
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of the text, from the record when known, else counted now."""
+        if self.record.tokens is not None:
+            return self.record.tokens
+        return count_tokens(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Reference(_Frozen):
+    """What stays in context for an evicted result that its key reproduces."""
+
+    kind: Literal["reference"] = "reference"
+    id: str
+    tool: str
+    key: str
+    gist: str
+    tokens: int
+    observed_at: datetime
+
+
+class Claim(_Frozen):
+    """What stays in context for an evicted result that cannot be reproduced."""
+
+    kind: Literal["claim"] = "claim"
+    id: str
+    tool: str
+    text: str
+    observed_at: datetime

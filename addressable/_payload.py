@@ -1,0 +1,43 @@
+"""Turning what a tool returns into bytes with a media type, and back.
+
+str is stored as UTF-8 text, bytes as they are, anything else as canonical JSON; the
+media type says which, so a replay gives back a value of the same kind.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .ids import canonical_json
+
+TEXT = "text/plain; charset=utf-8"
+BINARY = "application/octet-stream"
+JSON = "application/json"
+
+
+def encode_payload(value: object, media_type: str | None = None) -> tuple[bytes, str]:
+    """Bytes and media type for a tool's return value."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value), media_type or BINARY
+    if isinstance(value, str):
+        return value.encode("utf-8"), media_type or TEXT
+    return canonical_json(value, name="the tool's return value"), media_type or JSON
+
+
+def decode_payload(data: bytes, media_type: str) -> Any:
+    """The value `encode_payload` was given, from its bytes and media type."""
+    base = media_type.split(";", 1)[0].strip().lower()
+    if base == JSON or base.endswith("+json"):
+        return json.loads(data)
+    if base.startswith("text/") or "charset=" in media_type.lower():
+        return data.decode(_charset(media_type), errors="replace")
+    return data
+
+
+def _charset(media_type: str) -> str:
+    for part in media_type.split(";")[1:]:
+        name, _, value = part.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            return value.strip().strip('"')
+    return "utf-8"

@@ -1,0 +1,21 @@
+"""Stores: where records and payloads live."""
+
+from ._base import DamagedRecord, GcReport, Store, StoreStats, VerifyReport
+from ._disk import DiskStore, default_home
+from ._kv import Backend, KeyValueStore
+from ._memory import MemoryStore
+from ._open import open_store
+
+__all__ = [
+    "Backend",
+    "DamagedRecord",
+    "DiskStore",
+    "GcReport",
+    "KeyValueStore",
+    "MemoryStore",
+    "Store",
+    "StoreStats",
+    "VerifyReport",
+    "default_home",
+    "open_store",
+]

@@ -1,0 +1,146 @@
+"""The `Store` protocol and the reports its maintenance operations return."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from .._models import Observation, Record
+
+
+class DamagedRecord(BaseModel):
+    """A record whose payload cannot be given back as it was stored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    content_hash: str | None
+    problem: str  # "corrupt" (bytes re-hash to something else), "missing", "unreadable"
+    detail: str
+
+
+class VerifyReport(BaseModel):
+    """What `Store.verify` found: damage names records; orphan blobs are only reclaimable."""
+
+    records: int
+    blobs_checked: int
+    damaged: list[DamagedRecord]
+    orphan_blobs: int
+    orphan_bytes: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.damaged
+
+
+class GcReport(BaseModel):
+    """What `Store.gc` removed, and what it kept because it was pinned."""
+
+    removed_records: list[str]
+    removed_blobs: int
+    freed_bytes: int
+    kept_pinned: int
+    blob_bytes_after: int
+
+
+class StoreStats(BaseModel):
+    """Counts and sizes of what a store holds."""
+
+    location: str
+    records: int
+    blobs: int
+    blob_bytes: int
+    pinned: int
+    sessions: int
+    by_tool: dict[str, int]
+    oldest: datetime | None
+    newest: datetime | None
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Where records and their payloads live.
+
+    Payloads are blobs addressed by their blake3 hash and stored once; a blob is written
+    before (or atomically with) the record that points to it; records never change once
+    written; every blob read re-hashes and raises `IntegrityError` on a mismatch.
+    """
+
+    @property
+    def location(self) -> str:
+        """Where the store is, as a URL `open_store` accepts."""
+        ...
+
+    def put(self, record: Record, payload: bytes) -> bool:
+        """Store a record and its payload; True if new, False if the id was known (the
+        observation is then appended to the record's list instead)."""
+        ...
+
+    def get(self, record_id: str) -> Record:
+        """The record with this full id; `NotFound`, or `Expired` if garbage-collected."""
+        ...
+
+    def resolve(self, text: str) -> str:
+        """The full id for an id or unique prefix; `BadId`, `AmbiguousId`, `NotFound`."""
+        ...
+
+    def read(self, record: Record) -> bytes:
+        """The payload of `record`, re-hashed; `IntegrityError` if it is damaged or gone."""
+        ...
+
+    def add_observation(self, record_id: str, observation: Observation) -> None:
+        """Append a later sighting to an existing record's list."""
+        ...
+
+    def observations(self, record_id: str) -> list[Observation]:
+        """Every sighting of the record, oldest first, the first being its own."""
+        ...
+
+    def last_seen(self, record: Record) -> datetime:
+        """When the record was last observed: what staleness and gc go by."""
+        ...
+
+    def records(
+        self,
+        *,
+        tool: str | None = None,
+        key: str | None = None,
+        session: str | None = None,
+        since: datetime | None = None,
+    ) -> Iterator[Record]:
+        """Records matching every filter given, oldest first."""
+        ...
+
+    def pin(self, record_id: str) -> None:
+        """Keep the record through every gc until unpinned."""
+        ...
+
+    def unpin(self, record_id: str) -> None: ...
+
+    def is_pinned(self, record_id: str) -> bool: ...
+
+    def set_tokens(self, content_hash: str, tokens: int) -> None:
+        """Remember the token count of a payload, so that it is counted once."""
+        ...
+
+    def gc(
+        self,
+        *,
+        max_age: timedelta | None = None,
+        max_bytes: int | None = None,
+        now: datetime | None = None,
+    ) -> GcReport:
+        """Remove unpinned records last seen longer than `max_age` ago, then the oldest
+        unpinned ones until payloads take at most `max_bytes`, then unreferenced blobs."""
+        ...
+
+    def verify(self) -> VerifyReport:
+        """Re-hash every blob a record points to, and name the damaged records."""
+        ...
+
+    def stats(self) -> StoreStats: ...
+
+    def close(self) -> None: ...

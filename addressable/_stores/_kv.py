@@ -1,0 +1,374 @@
+"""The one implementation of `Store`, over any small key-value backend.
+
+A backend stores bytes under string keys, lists keys by prefix and offers an atomic
+section. Everything else (the layout of keys, integrity checks, gc, verify) is here, so
+the disk, memory and Redis stores differ only in where the bytes go.
+
+Key layout:
+    b:<hash>   payload bytes (content-addressed: stored once)
+    r:<id>     record JSON, immutable
+    o:<id>     later observations of the same id, a JSON list, append-only
+    p:<id>     pin marker
+    t:<hash>   token count of a payload
+    x:<id>     tombstone of a garbage-collected record
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from .._errors import AmbiguousId, Expired, IntegrityError, NotFound
+from .._models import Observation, Record
+from ..ids import ID_LENGTH, check_prefix, content_hash
+from ._base import DamagedRecord, GcReport, StoreStats, VerifyReport
+
+BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
+
+
+class Backend(Protocol):
+    """Bytes under string keys: the part of a store that differs by where data lives."""
+
+    location: str
+
+    def get(self, key: str) -> bytes | None: ...
+
+    def set(self, key: str, value: bytes) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def contains(self, key: str) -> bool: ...
+
+    def keys(self, prefix: str) -> list[str]: ...
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """A section whose writes other writers see all or none of."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class KeyValueStore:
+    """A `Store` over a `Backend`; see the module docstring for the key layout."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    @property
+    def location(self) -> str:
+        return self._backend.location
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.location!r})"
+
+    def __enter__(self) -> KeyValueStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._backend.close()
+
+    # -- writing ---------------------------------------------------------------------
+
+    def put(self, record: Record, payload: bytes) -> bool:
+        b = self._backend
+        rkey = RECORD + record.id
+        with b.atomic():
+            # The blob goes first: a record must never point at bytes not yet stored.
+            # Checking before writing matters: an unconditional set would rewrite a
+            # payload that is already there, at the full cost of writing it.
+            if not b.contains(BLOB + record.content_hash):
+                b.set(BLOB + record.content_hash, payload)
+            if b.contains(rkey):
+                self._append_observation(
+                    record.id, Observation(at=record.observed_at, session=record.session)
+                )
+                return False
+            b.set(rkey, _dump_record(record))
+            if record.tokens is not None:
+                b.set(TOKENS + record.content_hash, str(record.tokens).encode())
+            b.delete(TOMBSTONE + record.id)
+            return True
+
+    def add_observation(self, record_id: str, observation: Observation) -> None:
+        """Append a sighting of an existing record (used when importing bundles)."""
+        with self._backend.atomic():
+            self.get(record_id)
+            self._append_observation(record_id, observation)
+
+    def _append_observation(self, record_id: str, observation: Observation) -> None:
+        raw = self._backend.get(OBSERVED + record_id)
+        items = json.loads(raw) if raw else []
+        items.append(observation.model_dump(mode="json"))
+        self._backend.set(OBSERVED + record_id, json.dumps(items).encode())
+
+    def set_tokens(self, content_hash: str, tokens: int) -> None:
+        self._backend.set(TOKENS + content_hash, str(tokens).encode())
+
+    def pin(self, record_id: str) -> None:
+        self.get(record_id)
+        self._backend.set(PIN + record_id, b"1")
+
+    def unpin(self, record_id: str) -> None:
+        self._backend.delete(PIN + record_id)
+
+    def is_pinned(self, record_id: str) -> bool:
+        return self._backend.contains(PIN + record_id)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def get(self, record_id: str) -> Record:
+        raw = self._backend.get(RECORD + record_id)
+        if raw is None:
+            tomb = self._backend.get(TOMBSTONE + record_id)
+            if tomb is not None:
+                when = json.loads(tomb).get("at", "?")
+                raise Expired(
+                    f"result {record_id} expired: it was removed by garbage collection at "
+                    f"{when}; run the call again to get a fresh result"
+                )
+            raise NotFound(f"no result with id {record_id}")
+        return self._with_tokens(_load_record(record_id, raw))
+
+    def _with_tokens(self, record: Record) -> Record:
+        tokens = self._backend.get(TOKENS + record.content_hash)
+        if tokens is None:
+            return record
+        return record.model_copy(update={"tokens": int(tokens)})
+
+    def resolve(self, text: str) -> str:
+        prefix = check_prefix(text)
+        if len(prefix) == ID_LENGTH:
+            if self._backend.contains(RECORD + prefix) or self._backend.contains(
+                TOMBSTONE + prefix
+            ):
+                return prefix
+            raise NotFound(f"no result with id {prefix}")
+        matches = sorted(k[len(RECORD) :] for k in self._backend.keys(RECORD + prefix))
+        if not matches:
+            expired = self._backend.keys(TOMBSTONE + prefix)
+            if len(expired) == 1:
+                return expired[0][len(TOMBSTONE) :]
+            raise NotFound(f"no result id starts with {prefix!r}")
+        if len(matches) > 1:
+            raise AmbiguousId(prefix, matches)
+        return matches[0]
+
+    def read(self, record: Record) -> bytes:
+        return self._read_blob(record.content_hash, record.id)
+
+    def _read_blob(self, digest: str, record_id: str) -> bytes:
+        data = self._backend.get(BLOB + digest)
+        if data is None:
+            raise IntegrityError(
+                f"the payload of result {record_id} (blob {digest[:16]}) is missing from the store"
+            )
+        actual = content_hash(data)
+        if actual != digest:
+            raise IntegrityError(
+                f"the payload of result {record_id} is corrupt: its bytes hash to "
+                f"{actual[:16]}, not {digest[:16]}; it will not be served"
+            )
+        return data
+
+    def observations(self, record_id: str) -> list[Observation]:
+        record = self.get(record_id)
+        return [Observation(at=record.observed_at, session=record.session), *self._later(record_id)]
+
+    def _later(self, record_id: str) -> list[Observation]:
+        raw = self._backend.get(OBSERVED + record_id)
+        return [Observation.model_validate(o) for o in json.loads(raw)] if raw else []
+
+    def last_seen(self, record: Record) -> datetime:
+        """The latest observation of the record: what staleness and gc go by."""
+        later = self._later(record.id)
+        return max([record.observed_at, *(o.at for o in later)])
+
+    def records(
+        self,
+        *,
+        tool: str | None = None,
+        key: str | None = None,
+        session: str | None = None,
+        since: datetime | None = None,
+    ) -> Iterator[Record]:
+        found: list[Record] = []
+        for k in self._backend.keys(RECORD):
+            raw = self._backend.get(k)
+            if raw is None:  # removed since the keys were listed
+                continue
+            record = _load_record(k[len(RECORD) :], raw)
+            if tool is not None and record.tool != tool:
+                continue
+            if key is not None and record.key != key:
+                continue
+            if session is not None or since is not None:
+                sightings = [Observation(at=record.observed_at, session=record.session)]
+                sightings += self._later(record.id)
+                if session is not None and all(o.session != session for o in sightings):
+                    continue
+                if since is not None and max(o.at for o in sightings) < since:
+                    continue
+            found.append(self._with_tokens(record))
+        found.sort(key=lambda r: (r.observed_at, r.id))
+        return iter(found)
+
+    # -- maintenance -----------------------------------------------------------------
+
+    def verify(self) -> VerifyReport:
+        damaged: list[DamagedRecord] = []
+        referenced: set[str] = set()
+        checked: dict[str, str | None] = {}  # blob hash -> problem, checked once
+        record_keys = self._backend.keys(RECORD)
+        for k in record_keys:
+            record_id = k[len(RECORD) :]
+            raw = self._backend.get(k)
+            if raw is None:
+                continue
+            try:
+                record = _load_record(record_id, raw)
+            except IntegrityError as exc:
+                damaged.append(
+                    DamagedRecord(
+                        id=record_id, content_hash=None, problem="unreadable", detail=str(exc)
+                    )
+                )
+                continue
+            digest = record.content_hash
+            referenced.add(digest)
+            if digest not in checked:
+                checked[digest] = self._blob_problem(digest)
+            problem = checked[digest]
+            if problem is not None:
+                detail = f"blob {digest[:16]} is {problem}"
+                damaged.append(
+                    DamagedRecord(id=record_id, content_hash=digest, problem=problem, detail=detail)
+                )
+        orphans = [k for k in self._backend.keys(BLOB) if k[len(BLOB) :] not in referenced]
+        orphan_bytes = sum(len(self._backend.get(k) or b"") for k in orphans)
+        damaged.sort(key=lambda d: d.id)
+        return VerifyReport(
+            records=len(record_keys),
+            blobs_checked=len(checked),
+            damaged=damaged,
+            orphan_blobs=len(orphans),
+            orphan_bytes=orphan_bytes,
+        )
+
+    def _blob_problem(self, digest: str) -> str | None:
+        data = self._backend.get(BLOB + digest)
+        if data is None:
+            return "missing"
+        return None if content_hash(data) == digest else "corrupt"
+
+    def gc(
+        self,
+        *,
+        max_age: timedelta | None = None,
+        max_bytes: int | None = None,
+        now: datetime | None = None,
+    ) -> GcReport:
+        now = now or datetime.now(UTC)
+        b = self._backend
+        # One atomic section for mark and sweep: a writer that found a blob already
+        # stored must not see it swept before its record lands.
+        with b.atomic():
+            live: list[tuple[datetime, Record]] = []
+            for k in b.keys(RECORD):
+                raw = b.get(k)
+                if raw is None:
+                    continue
+                try:
+                    record = _load_record(k[len(RECORD) :], raw)
+                except IntegrityError:
+                    continue  # unreadable: left for `verify` to report, never silently dropped
+                live.append((self.last_seen(record), record))
+            live.sort(key=lambda item: (item[0], item[1].id))
+            pinned = {r.id for _, r in live if self.is_pinned(r.id)}
+            refs: Counter[str] = Counter(r.content_hash for _, r in live)
+            sizes = {r.content_hash: r.size for _, r in live}
+            total = sum(sizes.values())
+            removed: list[str] = []
+
+            def drop(record: Record) -> None:
+                nonlocal total
+                removed.append(record.id)
+                refs[record.content_hash] -= 1
+                if refs[record.content_hash] == 0:
+                    total -= sizes[record.content_hash]
+
+            survivors: list[tuple[datetime, Record]] = []
+            for seen, record in live:
+                if max_age is not None and record.id not in pinned and now - seen > max_age:
+                    drop(record)
+                else:
+                    survivors.append((seen, record))
+            if max_bytes is not None:
+                for _, record in survivors:  # oldest first
+                    if total <= max_bytes:
+                        break
+                    if record.id not in pinned:
+                        drop(record)
+
+            tomb = json.dumps({"at": now.isoformat()}).encode()
+            for record_id in removed:
+                b.delete(RECORD + record_id)
+                b.delete(OBSERVED + record_id)
+                b.set(TOMBSTONE + record_id, tomb)
+            keep = {h for h, n in refs.items() if n > 0}
+            freed = 0
+            blobs_removed = 0
+            for k in b.keys(BLOB):
+                digest = k[len(BLOB) :]
+                if digest in keep:
+                    continue
+                freed += sizes.get(digest) or len(b.get(k) or b"")
+                b.delete(k)
+                b.delete(TOKENS + digest)
+                blobs_removed += 1
+        return GcReport(
+            removed_records=removed,
+            removed_blobs=blobs_removed,
+            freed_bytes=freed,
+            kept_pinned=len(pinned),
+            blob_bytes_after=total,
+        )
+
+    def stats(self) -> StoreStats:
+        records = list(self.records())
+        sizes = {r.content_hash: r.size for r in records}
+        sessions = {r.session for r in records if r.session is not None}
+        return StoreStats(
+            location=self.location,
+            records=len(records),
+            blobs=len(self._backend.keys(BLOB)),
+            blob_bytes=sum(sizes.values()),
+            pinned=len(self._backend.keys(PIN)),
+            sessions=len(sessions),
+            by_tool=dict(sorted(Counter(r.tool for r in records).items())),
+            oldest=records[0].observed_at if records else None,
+            newest=max((r.observed_at for r in records), default=None),
+        )
+
+
+def _dump_record(record: Record) -> bytes:
+    # The token count lives beside the blob (t:<hash>): it is derived, and filled later.
+    return record.model_dump_json(exclude={"tokens"}).encode("utf-8")
+
+
+def _load_record(record_id: str, raw: bytes) -> Record:
+    try:
+        record = Record.model_validate_json(raw)
+    except ValidationError as exc:
+        raise IntegrityError(f"the record of result {record_id} is unreadable: {exc}") from exc
+    if record.id != record_id:
+        raise IntegrityError(f"the record stored under {record_id} names another id, {record.id}")
+    return record

@@ -1,0 +1,346 @@
+"""The Toolkit: wraps an agent's tools so every call is recorded and addressable."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar, overload
+
+from ._errors import NotReplayable
+from ._models import Determinism, Outcome, Record, Result, Status
+from ._payload import TEXT, encode_payload
+from ._stores import Store, open_store
+from ._tokens import count_tokens
+from .ids import action_id, canonical_args, content_hash, result_id
+
+Clock = Callable[[], datetime]
+KeyFn = Callable[..., str | None]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A registered tool: the callable and how its results can be recovered."""
+
+    name: str
+    fn: Callable[..., Any]
+    determinism: Determinism
+    key: KeyFn | None
+    max_age: timedelta | None
+    media_type: str | None
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.fn)
+
+    def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's arguments by parameter name, defaults applied, as JSON values."""
+        bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def unbind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Positional and keyword arguments that repeat a recorded call."""
+        positional: list[Any] = []
+        keywords: dict[str, Any] = {}
+        for p in inspect.signature(self.fn).parameters.values():
+            if p.name not in arguments:
+                continue
+            value = arguments[p.name]
+            if p.kind is p.VAR_POSITIONAL:
+                positional.extend(value)
+            elif p.kind is p.VAR_KEYWORD:
+                keywords.update(value)
+            elif p.kind is p.KEYWORD_ONLY:
+                keywords[p.name] = value
+            else:
+                positional.append(value)
+        return positional, keywords
+
+
+class Toolkit:
+    """Records every call of the tools it wraps in a store, and replays them by id.
+
+    `session` groups the calls of one agent run (a fresh name is made when none is
+    given). `clock` and `nonce` can be injected for deterministic tests.
+    """
+
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        session: str | None = None,
+        clock: Clock | None = None,
+        nonce: Callable[[], bytes] | None = None,
+    ) -> None:
+        self.store: Store = store if store is not None else open_store()
+        self.clock: Clock = clock or utc_now
+        self.session = session or f"s-{self.clock():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+        self._nonce = nonce or (lambda: os.urandom(16))
+        self._tools: dict[str, ToolSpec] = {}
+
+    # -- wrapping --------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: F, /) -> Callable[..., Any]: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+        key: KeyFn | None = None,
+        max_age: timedelta | None = None,
+        media_type: str | None = None,
+    ) -> Callable[[F], Callable[..., Any]]: ...
+
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+        key: KeyFn | None = None,
+        max_age: timedelta | None = None,
+        media_type: str | None = None,
+    ) -> Any:
+        """Wrap a sync or async callable so that each call returns a recorded `Result`.
+
+        `determinism` declares how results are recovered (nondeterministic unless said
+        otherwise: the safe assumption). `key` is called with the tool's arguments and
+        gives the addressable key (a URL, `path@rev`, ...). Return values may be str,
+        bytes or JSON-serialisable; `media_type` overrides the one inferred.
+        """
+
+        def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+            spec = ToolSpec(
+                name=name or f.__name__,
+                fn=f,
+                determinism=Determinism(determinism),
+                key=key,
+                max_age=max_age,
+                media_type=media_type,
+            )
+            maker = self._async_wrapper if spec.is_async else self._sync_wrapper
+            wrapped = functools.wraps(f)(maker(spec))
+            self._tools[spec.name] = spec
+            return wrapped
+
+        return wrap(fn) if fn is not None else wrap
+
+    def _sync_wrapper(self, spec: ToolSpec) -> Callable[..., Result]:
+        def call(*args: Any, **kwargs: Any) -> Result:
+            return self._run(spec, args, kwargs)
+
+        return call
+
+    def _async_wrapper(self, spec: ToolSpec) -> Callable[..., Awaitable[Result]]:
+        async def call(*args: Any, **kwargs: Any) -> Result:
+            return await self._arun(spec, args, kwargs)
+
+        return call
+
+    _NO_KEY: Any = object()  # marks "compute the key from the arguments"
+
+    def _run(
+        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
+    ) -> Result:
+        arguments, key = self._prepare(spec, args, kwargs, key)
+        try:
+            value = spec.fn(*args, **kwargs)
+        except Exception as exc:
+            self._record_raise(spec, arguments, key, exc)
+            raise
+        return self._record_return(spec, arguments, key, value)
+
+    async def _arun(
+        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
+    ) -> Result:
+        arguments, key = self._prepare(spec, args, kwargs, key)
+        try:
+            value = spec.fn(*args, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            self._record_raise(spec, arguments, key, exc)
+            raise
+        return self._record_return(spec, arguments, key, value)
+
+    def _prepare(
+        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any
+    ) -> tuple[dict[str, Any], str | None]:
+        arguments = spec.bind(tuple(args), kwargs)
+        canonical_args(arguments)  # fail before the call if the arguments are not JSON
+        if key is self._NO_KEY:
+            key = spec.key(*args, **kwargs) if spec.key else None
+        return arguments, key
+
+    def _record_return(
+        self, spec: ToolSpec, arguments: dict[str, Any], key: str | None, value: Any
+    ) -> Result:
+        payload, media_type = encode_payload(value, spec.media_type)
+        outcome = Outcome.COMPLETED if spec.determinism is Determinism.SIDE_EFFECT else None
+        return self.record(
+            spec.name,
+            arguments,
+            payload,
+            determinism=spec.determinism,
+            key=key,
+            media_type=media_type,
+            outcome=outcome,
+            max_age=spec.max_age,
+        )
+
+    def _record_raise(
+        self, spec: ToolSpec, arguments: dict[str, Any], key: str | None, exc: BaseException
+    ) -> Result:
+        # A side effect that raised may or may not have happened: never guess.
+        outcome = Outcome.UNKNOWN if spec.determinism is Determinism.SIDE_EFFECT else None
+        message = f"{type(exc).__name__}: {exc}"
+        return self.record(
+            spec.name,
+            arguments,
+            message.encode("utf-8"),
+            determinism=spec.determinism,
+            key=key,
+            media_type=TEXT,
+            status=Status.ERROR,
+            error=message,
+            outcome=outcome,
+            max_age=spec.max_age,
+        )
+
+    # -- recording -------------------------------------------------------------------
+
+    def record(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        payload: bytes,
+        *,
+        determinism: Determinism | str,
+        key: str | None = None,
+        media_type: str = TEXT,
+        status: Status = Status.OK,
+        error: str | None = None,
+        outcome: Outcome | None = None,
+        idempotency_key: str | None = None,
+        max_age: timedelta | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Result:
+        """Store one observation of a tool call and return it as a `Result`.
+
+        The low-level entry the wrappers and the adapters share: `payload` is the exact
+        bytes, `args` must be JSON (they are part of the id).
+        """
+        determinism = Determinism(determinism)
+        args_json = canonical_args(args)
+        digest = content_hash(payload)
+        if determinism is Determinism.SIDE_EFFECT:
+            rid = action_id(tool, args_json, key, digest, self._nonce)
+        else:
+            rid = result_id(tool, args_json, key, digest)
+        record = Record(
+            id=rid,
+            tool=tool,
+            args=json.loads(args_json),
+            key=key,
+            determinism=determinism,
+            status=status,
+            content_hash=digest,
+            size=len(payload),
+            media_type=media_type,
+            observed_at=self.clock(),
+            session=self.session,
+            error=error,
+            outcome=outcome,
+            idempotency_key=idempotency_key,
+            max_age=max_age,
+            meta=dict(meta or {}),
+        )
+        self.store.put(record, payload)
+        return Result(record=record, payload=payload)
+
+    # -- reading back ----------------------------------------------------------------
+
+    def get(self, id: str) -> Record:
+        """The record for an id or unique prefix."""
+        return self.store.get(self.store.resolve(id))
+
+    def replay(self, id: str, *, verify: bool = False) -> Result:
+        """The exact stored result for an id or unique prefix.
+
+        With `verify=True` a deterministic call is run again through its wrapper: the
+        new observation is recorded (a re-run that raises is recorded and re-raised) and
+        the result says whether it `changed`. Nondeterministic calls and actions are
+        refused with `NotReplayable`.
+        """
+        record = self.get(id)
+        if not verify:
+            return Result(record=record, payload=self.store.read(record), replayed=True)
+        spec = self._rerunnable(record)
+        if spec.is_async:
+            raise NotReplayable(
+                f"tool {spec.name!r} is async: use `await kit.areplay({record.id!r}, verify=True)`"
+            )
+        positional, keywords = spec.unbind(record.args)
+        return _compared(self._run(spec, positional, keywords, record.key), record)
+
+    async def areplay(self, id: str, *, verify: bool = False) -> Result:
+        """`replay` for async tools (and for sync ones, from async code)."""
+        record = self.get(id)
+        if not verify:
+            return Result(record=record, payload=self.store.read(record), replayed=True)
+        spec = self._rerunnable(record)
+        positional, keywords = spec.unbind(record.args)
+        return _compared(await self._arun(spec, positional, keywords, record.key), record)
+
+    def _rerunnable(self, record: Record) -> ToolSpec:
+        if record.determinism is Determinism.SIDE_EFFECT:
+            raise NotReplayable(
+                f"result {record.id} is an action of {record.tool!r} (a side effect): actions "
+                "are never re-run; replay it without verify= to see what was recorded"
+            )
+        if record.determinism is Determinism.NONDETERMINISTIC:
+            raise NotReplayable(
+                f"result {record.id} of {record.tool!r} is nondeterministic: re-running it would "
+                "not reproduce it; replay it without verify= to get the stored payload"
+            )
+        spec = self._tools.get(record.tool)
+        if spec is None:
+            raise NotReplayable(
+                f"cannot re-run result {record.id}: tool {record.tool!r} is not registered "
+                "with this Toolkit; wrap it with kit.tool(...) first"
+            )
+        return spec
+
+    def tokens(self, id: str) -> int:
+        """The token count of a stored result, counted once and kept in the store."""
+        record = self.get(id)
+        if record.tokens is None:
+            n = count_tokens(self.store.read(record).decode("utf-8", errors="replace"))
+            self.store.set_tokens(record.content_hash, n)
+            return n
+        return record.tokens
+
+
+def _compared(fresh: Result, previous: Record) -> Result:
+    changed = (
+        fresh.record.content_hash != previous.content_hash
+        or fresh.record.status is not previous.status
+    )
+    return fresh.model_copy(update={"changed": changed, "previous_id": previous.id})

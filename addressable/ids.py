@@ -1,0 +1,146 @@
+"""Canonical JSON, content hashes and result ids.
+
+A result id is the first 64 bits of a blake3 hash over (tool, canonical arguments, key,
+content hash), written as 16 lowercase hex characters. The same call that gives the
+same content therefore gets the same id in any process on any machine. An Action gets a
+fresh id for every attempt: a random nonce joins the hashed fields.
+
+Like git, any unique prefix of at least `MIN_PREFIX` characters names a result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+
+import blake3
+
+from ._errors import ArgumentError, BadId
+
+__all__ = [
+    "ID_LENGTH",
+    "MIN_PREFIX",
+    "action_id",
+    "canonical_args",
+    "canonical_json",
+    "check_id",
+    "check_prefix",
+    "content_hash",
+    "result_id",
+]
+
+ID_LENGTH = 16  # hex characters: 64 bits
+MIN_PREFIX = 6  # shortest prefix that resolves
+_HEX = re.compile(r"[0-9a-f]+")
+# Bumped only if the hashed fields change; keeps ids of different schemes apart.
+_SCHEME = "addressable/id/1"
+
+
+def canonical_json(value: object, *, name: str = "value") -> bytes:
+    """Serialise `value` as canonical JSON: sorted keys, no spaces, UTF-8.
+
+    Two equal values always give the same bytes. NaN and infinities, cycles, non-string
+    keys and objects that are not JSON raise `ArgumentError` naming where they sit,
+    starting from `name`.
+    """
+    _check_json(value, name, set())
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def canonical_args(args: Mapping[str, object]) -> bytes:
+    """Canonical JSON of a call's arguments, naming the offending argument on error."""
+    for arg_name, value in args.items():
+        _check_json(value, f"argument {arg_name!r}", set())
+    return canonical_json(dict(args), name="arguments")
+
+
+def _check_json(value: object, where: str, active: set[int]) -> None:
+    # json.dumps would report the same faults, but without saying where they are.
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ArgumentError(f"{where} is {value!r}, which JSON cannot represent")
+        return
+    if isinstance(value, (list, tuple, dict)):
+        if id(value) in active:
+            raise ArgumentError(f"{where} contains itself (a cycle); JSON cannot represent it")
+        active.add(id(value))
+        try:
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    if not isinstance(k, str):
+                        raise ArgumentError(
+                            f"{where} has the key {k!r} of type {type(k).__name__}; "
+                            "JSON object keys must be strings"
+                        )
+                    _check_json(v, f"{where}[{k!r}]", active)
+            else:
+                for i, v in enumerate(value):
+                    _check_json(v, f"{where}[{i}]", active)
+        finally:
+            active.discard(id(value))
+        return
+    raise ArgumentError(
+        f"{where} is of type {type(value).__name__}, which is not JSON; "
+        "pass str, int, float, bool, None, lists or dicts"
+    )
+
+
+def content_hash(data: bytes) -> str:
+    """The blake3 hash of `data` as 64 hex characters."""
+    return blake3.blake3(data).hexdigest()
+
+
+def result_id(tool: str, args_json: bytes, key: str | None, digest: str) -> str:
+    """The stable id of a result: the same call with the same content, the same id."""
+    return _derive(tool, args_json, key, digest, None)
+
+
+def action_id(
+    tool: str,
+    args_json: bytes,
+    key: str | None,
+    digest: str,
+    nonce: Callable[[], bytes] = lambda: os.urandom(16),
+) -> str:
+    """A fresh id for one attempt of a side effect; `nonce` is injectable for tests."""
+    return _derive(tool, args_json, key, digest, nonce().hex())
+
+
+def _derive(tool: str, args_json: bytes, key: str | None, digest: str, nonce: str | None) -> str:
+    fields = [_SCHEME, tool, args_json.decode("utf-8"), key, digest, nonce]
+    material = json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return blake3.blake3(material).hexdigest(length=ID_LENGTH // 2)
+
+
+def check_prefix(text: str) -> str:
+    """Normalise an id or id prefix the user typed, or raise `BadId` saying why."""
+    if not isinstance(text, str):
+        raise BadId(f"a result id is a string, not {type(text).__name__}")
+    candidate = text.strip().lower()
+    if not candidate:
+        raise BadId("empty result id: ids are 16 hex characters (a prefix of 6 or more resolves)")
+    if not _HEX.fullmatch(candidate):
+        raise BadId(
+            f"{text!r} is not a result id: ids are 16 hex characters 0-9a-f "
+            "(a prefix of 6 or more resolves)"
+        )
+    if len(candidate) < MIN_PREFIX:
+        raise BadId(f"id prefix {text!r} is too short: give at least {MIN_PREFIX} characters")
+    if len(candidate) > ID_LENGTH:
+        raise BadId(f"{text!r} is too long for a result id: ids are {ID_LENGTH} hex characters")
+    return candidate
+
+
+def check_id(text: str) -> str:
+    """Normalise a full id, or raise `BadId`."""
+    candidate = check_prefix(text)
+    if len(candidate) != ID_LENGTH:
+        raise BadId(f"{text!r} is a prefix, not a full result id of {ID_LENGTH} hex characters")
+    return candidate

@@ -20,6 +20,7 @@ from ._tokens import count_tokens
 from .ids import action_id, canonical_args, content_hash, result_id
 
 Clock = Callable[[], datetime]
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 KeyFn = Callable[..., str | None]
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,22 +39,32 @@ class ToolSpec:
     key: KeyFn | None
     max_age: timedelta | None
     media_type: str | None
+    signature: inspect.Signature
 
     @property
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.fn)
 
-    def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """The call's arguments by parameter name, defaults applied, as JSON values."""
-        bound = inspect.signature(self.fn).bind(*args, **kwargs)
+    def bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's arguments by parameter name, defaults applied."""
+        if not kwargs and self.simple and len(args) == len(self.signature.parameters):
+            # The common case, all arguments given by position: no need for bind().
+            return dict(zip(self.signature.parameters, args, strict=True))
+        bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return dict(bound.arguments)
+
+    @functools.cached_property
+    def simple(self) -> bool:
+        """True when every parameter can be given by position and none is variadic."""
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        return all(p.kind in kinds for p in self.signature.parameters.values())
 
     def unbind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """Positional and keyword arguments that repeat a recorded call."""
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
-        for p in inspect.signature(self.fn).parameters.values():
+        for p in self.signature.parameters.values():
             if p.name not in arguments:
                 continue
             value = arguments[p.name]
@@ -66,6 +77,16 @@ class ToolSpec:
             else:
                 positional.append(value)
         return positional, keywords
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One call on its way to the store: the tool, its bound arguments and its key."""
+
+    spec: ToolSpec
+    arguments: dict[str, Any]
+    args_json: bytes
+    key: str | None
 
 
 class Toolkit:
@@ -134,6 +155,7 @@ class Toolkit:
                 key=key,
                 max_age=max_age,
                 media_type=media_type,
+                signature=inspect.signature(f),
             )
             maker = self._async_wrapper if spec.is_async else self._sync_wrapper
             wrapped = functools.wraps(f)(maker(spec))
@@ -159,64 +181,65 @@ class Toolkit:
     def _run(
         self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
     ) -> Result:
-        arguments, key = self._prepare(spec, args, kwargs, key)
+        call = self._prepare(spec, args, kwargs, key)
         try:
             value = spec.fn(*args, **kwargs)
         except Exception as exc:
-            self._record_raise(spec, arguments, key, exc)
+            self._record_raise(call, exc)
             raise
-        return self._record_return(spec, arguments, key, value)
+        return self._record_return(call, value)
 
     async def _arun(
         self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
     ) -> Result:
-        arguments, key = self._prepare(spec, args, kwargs, key)
+        call = self._prepare(spec, args, kwargs, key)
         try:
             value = spec.fn(*args, **kwargs)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
-            self._record_raise(spec, arguments, key, exc)
+            self._record_raise(call, exc)
             raise
-        return self._record_return(spec, arguments, key, value)
+        return self._record_return(call, value)
 
     def _prepare(
         self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any
-    ) -> tuple[dict[str, Any], str | None]:
-        arguments = spec.bind(tuple(args), kwargs)
-        canonical_args(arguments)  # fail before the call if the arguments are not JSON
+    ) -> _Call:
+        arguments = spec.bind(args, kwargs)
+        # Canonical before the call: arguments that are not JSON fail before it runs.
+        args_json = canonical_args(arguments)
         if key is self._NO_KEY:
             key = spec.key(*args, **kwargs) if spec.key else None
-        return arguments, key
+        return _Call(spec, arguments, args_json, key)
 
-    def _record_return(
-        self, spec: ToolSpec, arguments: dict[str, Any], key: str | None, value: Any
-    ) -> Result:
+    def _record_return(self, call: _Call, value: Any) -> Result:
+        spec = call.spec
         payload, media_type = encode_payload(value, spec.media_type)
         outcome = Outcome.COMPLETED if spec.determinism is Determinism.SIDE_EFFECT else None
-        return self.record(
+        return self._store(
             spec.name,
-            arguments,
+            call.arguments,
+            call.args_json,
             payload,
             determinism=spec.determinism,
-            key=key,
+            key=call.key,
             media_type=media_type,
             outcome=outcome,
             max_age=spec.max_age,
         )
 
-    def _record_raise(
-        self, spec: ToolSpec, arguments: dict[str, Any], key: str | None, exc: BaseException
-    ) -> Result:
+    def _record_raise(self, call: _Call, exc: BaseException) -> Result:
+        spec = call.spec
         # A side effect that raised may or may not have happened: never guess.
         outcome = Outcome.UNKNOWN if spec.determinism is Determinism.SIDE_EFFECT else None
         message = f"{type(exc).__name__}: {exc}"
-        return self.record(
+        return self._store(
             spec.name,
-            arguments,
+            call.arguments,
+            call.args_json,
             message.encode("utf-8"),
             determinism=spec.determinism,
-            key=key,
+            key=call.key,
             media_type=TEXT,
             status=Status.ERROR,
             error=message,
@@ -244,11 +267,43 @@ class Toolkit:
     ) -> Result:
         """Store one observation of a tool call and return it as a `Result`.
 
-        The low-level entry the wrappers and the adapters share: `payload` is the exact
-        bytes, `args` must be JSON (they are part of the id).
+        The low-level entry for adapters that build the payload themselves: `payload`
+        is the exact bytes, `args` must be JSON (they are part of the id).
         """
+        return self._store(
+            tool,
+            args,
+            canonical_args(args),
+            payload,
+            determinism=determinism,
+            key=key,
+            media_type=media_type,
+            status=status,
+            error=error,
+            outcome=outcome,
+            idempotency_key=idempotency_key,
+            max_age=max_age,
+            meta=meta,
+        )
+
+    def _store(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        args_json: bytes,
+        payload: bytes,
+        *,
+        determinism: Determinism | str,
+        key: str | None = None,
+        media_type: str = TEXT,
+        status: Status = Status.OK,
+        error: str | None = None,
+        outcome: Outcome | None = None,
+        idempotency_key: str | None = None,
+        max_age: timedelta | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Result:
         determinism = Determinism(determinism)
-        args_json = canonical_args(args)
         digest = content_hash(payload)
         if determinism is Determinism.SIDE_EFFECT:
             rid = action_id(tool, args_json, key, digest, self._nonce)
@@ -257,7 +312,7 @@ class Toolkit:
         record = Record(
             id=rid,
             tool=tool,
-            args=json.loads(args_json),
+            args=_json_args(args, args_json),
             key=key,
             determinism=determinism,
             status=status,
@@ -336,6 +391,14 @@ class Toolkit:
             self.store.set_tokens(record.content_hash, n)
             return n
         return record.tokens
+
+
+def _json_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:
+    """The arguments as a reader of the canonical JSON sees them (tuples become lists)."""
+    if all(type(v) in _SCALARS for v in args.values()):
+        return dict(args)  # already plain JSON values: no need to parse them back
+    parsed: dict[str, Any] = json.loads(args_json)
+    return parsed
 
 
 def _compared(fresh: Result, previous: Record) -> Result:

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import struct
 from collections.abc import Callable, Mapping
 
 import blake3
@@ -35,8 +36,9 @@ __all__ = [
 ID_LENGTH = 16  # hex characters: 64 bits
 MIN_PREFIX = 6  # shortest prefix that resolves
 _HEX = re.compile(r"[0-9a-f]+")
+_SCALARS = frozenset({str, int, bool, type(None)})  # floats are checked: NaN is not JSON
 # Bumped only if the hashed fields change; keeps ids of different schemes apart.
-_SCHEME = "addressable/id/1"
+_SCHEME = b"addressable/id/1"
 
 
 def canonical_json(value: object, *, name: str = "value") -> bytes:
@@ -47,6 +49,10 @@ def canonical_json(value: object, *, name: str = "value") -> bytes:
     starting from `name`.
     """
     _check_json(value, name, set())
+    return _dumps(value)
+
+
+def _dumps(value: object) -> bytes:
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")
@@ -55,8 +61,9 @@ def canonical_json(value: object, *, name: str = "value") -> bytes:
 def canonical_args(args: Mapping[str, object]) -> bytes:
     """Canonical JSON of a call's arguments, naming the offending argument on error."""
     for arg_name, value in args.items():
-        _check_json(value, f"argument {arg_name!r}", set())
-    return canonical_json(dict(args), name="arguments")
+        if type(value) not in _SCALARS:  # scalars need no walk: the common case, kept fast
+            _check_json(value, f"argument {arg_name!r}", set())
+    return _dumps(args)
 
 
 def _check_json(value: object, where: str, active: set[int]) -> None:
@@ -114,9 +121,15 @@ def action_id(
 
 
 def _derive(tool: str, args_json: bytes, key: str | None, digest: str, nonce: str | None) -> str:
-    fields = [_SCHEME, tool, args_json.decode("utf-8"), key, digest, nonce]
-    material = json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return blake3.blake3(material).hexdigest(length=ID_LENGTH // 2)
+    # The lengths of all fields come first, and None is told apart from "", so that no
+    # two different tuples of fields can hash the same material.
+    fields = (tool.encode(), args_json, _opt(key), digest.encode(), _opt(nonce))
+    lengths = struct.pack(">5Q", *map(len, fields))
+    return blake3.blake3(_SCHEME + lengths + b"".join(fields)).hexdigest(length=ID_LENGTH // 2)
+
+
+def _opt(value: str | None) -> bytes:
+    return b"\x00" if value is None else b"\x01" + value.encode("utf-8")
 
 
 def check_prefix(text: str) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import diskcache
 
@@ -29,6 +30,7 @@ _SETTINGS: dict[str, Any] = {
 }
 
 _FAILURES = (diskcache.Timeout, sqlite3.Error, OSError)
+_M = TypeVar("_M", bound=Callable[..., Any])
 
 
 def default_home() -> Path:
@@ -36,52 +38,93 @@ def default_home() -> Path:
     return Path(os.environ.get("ADDRESSABLE_HOME") or ".addressable")
 
 
-@contextmanager
-def _translated(what: str, where: str) -> Iterator[None]:
-    try:
-        yield
-    except _FAILURES as exc:
-        raise StoreError(f"disk store at {where}: {what} failed: {exc}") from exc
+def _translated(what: str) -> Callable[[_M], _M]:
+    """Turn the failures of diskcache and SQLite into `StoreError` naming the store."""
+
+    def decorate(method: _M) -> _M:
+        @functools.wraps(method)
+        def run(self: _DiskBackend, *args: Any) -> Any:
+            try:
+                return method(self, *args)
+            except _FAILURES as exc:
+                raise self.failure(what, exc) from exc
+
+        return cast(_M, run)
+
+    return decorate
 
 
 class _DiskBackend:
     def __init__(self, directory: Path) -> None:
         self.directory = directory.resolve()
         self.location = f"disk://{self.directory}"
-        with _translated("opening", str(self.directory)):
-            self._cache = diskcache.Cache(str(self.directory), **_SETTINGS)
+        self._open()
 
+    @_translated("opening")
+    def _open(self) -> None:
+        self._cache = diskcache.Cache(str(self.directory), **_SETTINGS)
+
+    @_translated("reading")
     def get(self, key: str) -> bytes | None:
-        with _translated("reading", self.location):
-            value = self._cache.get(key)
+        value = self._cache.get(key)
         return None if value is None else bytes(value)
 
+    @_translated("writing")
     def set(self, key: str, value: bytes) -> None:
-        with _translated("writing", self.location):
-            if len(value) >= _FILE_THRESHOLD:
-                self._cache.set(key, io.BytesIO(value), read=True)
-            else:
-                self._cache.set(key, value)
+        if len(value) >= _FILE_THRESHOLD:
+            self._cache.set(key, io.BytesIO(value), read=True)
+        else:
+            self._cache.set(key, value)
 
+    @_translated("writing")
+    def add(self, key: str, value: bytes) -> bool:
+        if len(value) >= _FILE_THRESHOLD:
+            return bool(self._cache.add(key, io.BytesIO(value), read=True))
+        return bool(self._cache.add(key, value))
+
+    @_translated("deleting")
     def delete(self, key: str) -> None:
-        with _translated("deleting", self.location):
-            self._cache.delete(key)
+        self._cache.delete(key)
 
+    @_translated("reading")
     def contains(self, key: str) -> bool:
-        with _translated("reading", self.location):
-            return key in self._cache
+        return key in self._cache
 
+    @_translated("listing")
     def keys(self, prefix: str) -> list[str]:
-        with _translated("listing", self.location):
-            return [k for k in self._cache.iterkeys() if k.startswith(prefix)]
+        return [k for k in self._cache.iterkeys() if k.startswith(prefix)]
 
-    @contextmanager
-    def atomic(self) -> Iterator[None]:
-        with _translated("a transaction", self.location), self._cache.transact():
-            yield
+    def atomic(self) -> _Transaction:
+        return _Transaction(self)
 
     def close(self) -> None:
         self._cache.close()
+
+    def failure(self, what: str, exc: BaseException) -> StoreError:
+        return StoreError(f"disk store at {self.directory}: {what} failed: {exc}")
+
+
+class _Transaction:
+    """diskcache's transaction, its failures translated (a class: cheaper than a generator
+    on the path every write takes)."""
+
+    def __init__(self, backend: _DiskBackend) -> None:
+        self._backend = backend
+        self._inner: AbstractContextManager[None] | None = None
+
+    def __enter__(self) -> None:
+        self._inner = self._backend._cache.transact()
+        try:
+            self._inner.__enter__()
+        except _FAILURES as exc:
+            raise self._backend.failure("a transaction", exc) from exc
+
+    def __exit__(self, *exc_info: Any) -> None:
+        assert self._inner is not None
+        try:
+            self._inner.__exit__(*exc_info)
+        except _FAILURES as exc:
+            raise self._backend.failure("a transaction", exc) from exc
 
 
 class DiskStore(KeyValueStore):

@@ -27,6 +27,13 @@ class _MemoryBackend:
         with self._lock:
             self._data.pop(key, None)
 
+    def add(self, key: str, value: bytes) -> bool:
+        with self._lock:
+            if key in self._data:
+                return False
+            self._data[key] = bytes(value)
+            return True
+
     def contains(self, key: str) -> bool:
         return key in self._data
 

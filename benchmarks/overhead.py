@@ -1,0 +1,181 @@
+"""Per-call cost of a wrapped tool call, against the floor of storing the same payload.
+
+The floor is what any content-addressed cache must pay: blake3 of the payload, a raw
+diskcache set and a get of it, on a `diskcache.Cache` with its default settings (values
+of 32 KB and up handed over as a file object, the faster way). A second, stricter floor
+uses the settings `DiskStore` itself opens diskcache with (no eviction, no culling), so
+that the tuning is not counted as a saving.
+The wrapped call is a `kit.tool` function returning the payload, recorded in a
+`DiskStore`: binding and canonicalising its arguments, hashing, deriving the id, and
+storing blob and record in one transaction. Every call gets fresh random bytes, so
+nothing is deduplicated. Floor and wrapped calls alternate, so that drift on a noisy
+machine hits both alike; the figure that matters is the ratio of the medians.
+
+    python benchmarks/overhead.py [--quick] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import blake3
+import diskcache
+from rich.console import Console
+from rich.table import Table
+
+import addressable as ad
+from addressable._stores._disk import _FILE_THRESHOLD, _SETTINGS
+
+SIZES = {"1 KB": 1 << 10, "10 KB": 10 << 10, "100 KB": 100 << 10, "1 MB": 1 << 20}
+CALLS = {1 << 10: 2000, 10 << 10: 2000, 100 << 10: 400, 1 << 20: 80}
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure(size: int, calls: int, workdir: Path) -> dict[str, Any]:
+    raw = diskcache.Cache(str(workdir / f"floor-{size}"))
+    tuned = diskcache.Cache(str(workdir / f"tuned-{size}"), **_SETTINGS)
+    store = ad.DiskStore(workdir / f"store-{size}")
+    kit = ad.Toolkit(store, session="bench")
+    payloads: list[bytes] = []
+
+    @kit.tool(determinism="deterministic", key=lambda i: f"bench/{size}/{i}")
+    def produce(i: int) -> bytes:
+        return payloads[i]
+
+    def floor(cache: diskcache.Cache, data: bytes) -> None:
+        digest = blake3.blake3(data).hexdigest()
+        if len(data) >= _FILE_THRESHOLD:
+            cache.set(digest, io.BytesIO(data), read=True)
+        else:
+            cache.set(digest, data)
+        cache.get(digest)
+
+    times: dict[str, list[float]] = {"floor": [], "tuned": [], "wrapped": []}
+    ids: list[str] = []
+
+    def run_floor(i: int) -> None:
+        floor(raw, payloads[i])
+
+    def run_tuned(i: int) -> None:
+        floor(tuned, payloads[i])
+
+    def run_wrapped(i: int) -> None:
+        ids.append(produce(i).id)
+
+    runners = [("floor", run_floor), ("tuned", run_tuned), ("wrapped", run_wrapped)]
+    timer = time.perf_counter
+    for i in range(calls):
+        # Rotate the order, so that none of the three always runs first or last.
+        for name, runner in runners[i % 3 :] + runners[: i % 3]:
+            payloads.append(os.urandom(size))  # fresh bytes just before each timed call
+            start = timer()
+            runner(len(payloads) - 1)
+            times[name].append(timer() - start)
+
+    replay_times: list[float] = []
+    for rid in ids[: min(len(ids), 500)]:
+        start = timer()
+        kit.replay(rid)
+        replay_times.append(timer() - start)
+    raw.close()
+    tuned.close()
+    store.close()
+
+    def us(values: list[float]) -> dict[str, float]:
+        return {
+            "median_us": round(statistics.median(values) * 1e6, 1),
+            "p10_us": round(_percentile(values, 0.10) * 1e6, 1),
+            "p90_us": round(_percentile(values, 0.90) * 1e6, 1),
+        }
+
+    floor_stats, tuned_stats = us(times["floor"]), us(times["tuned"])
+    wrapped_stats = us(times["wrapped"])
+    return {
+        "size_bytes": size,
+        "calls": calls,
+        "floor": floor_stats,
+        "tuned_floor": tuned_stats,
+        "wrapped": wrapped_stats,
+        "replay": us(replay_times),
+        "ratio": round(wrapped_stats["median_us"] / floor_stats["median_us"], 3),
+        "ratio_tuned": round(wrapped_stats["median_us"] / tuned_stats["median_us"], 3),
+    }
+
+
+def run(quick: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="addressable-overhead-") as tmp:
+        for label, size in SIZES.items():
+            if progress:
+                progress(label)
+            calls = max(20, CALLS[size] // 10) if quick else CALLS[size]
+            results.append({"label": label, **measure(size, calls, Path(tmp))})
+    return {
+        "benchmark": "overhead",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "quick": quick,
+        "results": results,
+    }
+
+
+def table(figures: dict[str, Any]) -> Table:
+    t = Table(title="per call, median (p10-p90), µs; floor = blake3 + diskcache set + get")
+    for column in (
+        "payload",
+        "floor",
+        "wrapped",
+        "ratio",
+        "tuned floor",
+        "ratio to tuned",
+        "replay by id",
+    ):
+        t.add_column(column, justify="right")
+
+    def spread(s: dict[str, float]) -> str:
+        return f"{s['median_us']:,.0f} ({s['p10_us']:,.0f}-{s['p90_us']:,.0f})"
+
+    for r in figures["results"]:
+        t.add_row(
+            r["label"],
+            spread(r["floor"]),
+            spread(r["wrapped"]),
+            f"{r['ratio']:.2f}",
+            spread(r["tuned_floor"]),
+            f"{r['ratio_tuned']:.2f}",
+            spread(r["replay"]),
+        )
+    return t
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a tenth of the calls")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    console = Console(stderr=True)
+    figures = run(args.quick, progress=lambda label: console.log(f"measuring {label}"))
+    Console().print(table(figures))
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

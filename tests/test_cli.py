@@ -1,0 +1,205 @@
+"""The `addressable` command, run in-process through `main` and once as `python -m`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import addressable as ad
+from addressable._cli import main
+
+from .conftest import FakeClock
+
+
+@pytest.fixture
+def filled(tmp_path: Path, clock: FakeClock) -> tuple[str, dict[str, ad.Result]]:
+    path = str(tmp_path / "store")
+    with ad.DiskStore(path) as store:
+        kit = ad.Toolkit(store, session="one", clock=clock)
+        fetch = kit.tool(
+            lambda url: f"<p>{url}</p>",
+            name="fetch",
+            determinism="deterministic",
+            key=lambda url: url,
+        )
+        results = {"a": fetch("https://x/a")}
+        clock.advance(hours=2)
+        results["bin"] = kit.record(
+            "files",
+            {"path": "logo.png"},
+            b"\x89PNG\x00\xff",
+            determinism="deterministic",
+            media_type="image/png",
+        )
+        clock.advance(minutes=1)
+        other = ad.Toolkit(store, session="two", clock=clock)
+        results["search"] = other.tool(lambda q: f"hits {q}", name="search")("q")
+    return path, results
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ls_with_filters(
+    filled: tuple[str, dict[str, ad.Result]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, res = filled
+    code, out, _ = run(capsys, "ls", "--store", path, "--json")
+    assert code == 0
+    assert [r["id"] for r in json.loads(out)] == [res["a"].id, res["bin"].id, res["search"].id]
+    _, out, _ = run(capsys, "ls", "--store", path, "--json", "--tool", "fetch")
+    assert [r["id"] for r in json.loads(out)] == [res["a"].id]
+    _, out, _ = run(capsys, "ls", "--store", path, "--json", "--session", "two")
+    assert [r["id"] for r in json.loads(out)] == [res["search"].id]
+    _, out, _ = run(capsys, "ls", "--store", path, "--json", "--key", "https://x/a")
+    assert [r["id"] for r in json.loads(out)] == [res["a"].id]
+    _, out, _ = run(capsys, "ls", "--store", path, "--json", "--since", "2026-03-11T10:00")
+    assert [r["id"] for r in json.loads(out)] == [res["bin"].id, res["search"].id]
+    _, out, _ = run(capsys, "ls", "--store", path, "--json", "--limit", "1")
+    assert [r["id"] for r in json.loads(out)] == [res["search"].id]
+    code, out, _ = run(capsys, "ls", "--store", path)
+    assert code == 0 and res["a"].id in out and "3 records" in out
+
+
+def test_show_and_raw(
+    filled: tuple[str, dict[str, ad.Result]], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path, res = filled
+    assert main(["show", res["bin"].id[:7], "--store", path, "--raw"]) == 0
+    assert capsysbinary.readouterr().out == b"\x89PNG\x00\xff"
+    assert main(["show", res["bin"].id, "--store", path]) == 0
+    out = capsysbinary.readouterr().out.decode()
+    assert "image/png" in out and "6 bytes of binary content: use --raw" in out
+    assert main(["show", res["a"].id, "--store", path, "--json"]) == 0
+    shown = json.loads(capsysbinary.readouterr().out)
+    assert shown["content"] == "<p>https://x/a</p>"
+    assert shown["record"]["key"] == "https://x/a" and shown["pinned"] is False
+
+
+def test_replay_writes_exact_bytes(
+    filled: tuple[str, dict[str, ad.Result]], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path, res = filled
+    assert main(["replay", res["bin"].id, "--store", path]) == 0
+    assert capsysbinary.readouterr().out == b"\x89PNG\x00\xff"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        pytest.param(["replay", "nothex"], 2, "is not a result id", id="malformed"),
+        pytest.param(["replay", "abc"], 2, "too short", id="short"),
+        pytest.param(["show", "0123456789abcdef"], 3, "no result with id", id="unknown"),
+        pytest.param(["replay", "{search}", "--verify"], 2, "nondeterministic", id="refused"),
+        pytest.param(["replay", "{a}", "--verify"], 2, "not registered", id="unregistered"),
+        pytest.param(["import", "/nonexistent/bundle"], 5, "no bundle file", id="no-bundle"),
+    ],
+)
+def test_errors_and_exit_codes(
+    filled: tuple[str, dict[str, ad.Result]],
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    code: int,
+    message: str,
+) -> None:
+    path, res = filled
+    args = [a.format(**{k: v.id for k, v in res.items()}) for a in args]
+    got, out, err = run(capsys, *args, "--store", path)
+    assert got == code
+    assert err.startswith("addressable: error: ") and message in err
+    assert out == ""
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["gc", "--max-age", "soon"])
+    assert info.value.code == 2
+    assert "is not a duration" in capsys.readouterr().err
+
+
+def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for line in (
+        "0  success",
+        "1  verify found damage",
+        "3  no result with that id",
+        "4  a payload no longer matches",
+        "ADDRESSABLE_HOME",
+    ):
+        assert line in out
+
+
+def test_verify_stats_gc_pin(
+    filled: tuple[str, dict[str, ad.Result]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, res = filled
+    code, out, _ = run(capsys, "verify", "--store", path, "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+    code, out, _ = run(capsys, "stats", "--store", path, "--json")
+    stats = json.loads(out)
+    assert (stats["records"], stats["sessions"]) == (3, 2)
+    assert stats["by_tool"] == {"fetch": 1, "files": 1, "search": 1}
+    assert run(capsys, "pin", res["a"].id[:8], "--store", path)[0] == 0
+    code, out, _ = run(capsys, "gc", "--store", path, "--max-age", "1s", "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert sorted(report["removed_records"]) == sorted([res["bin"].id, res["search"].id])
+    assert report["kept_pinned"] == 1
+    code, _, err = run(capsys, "show", res["search"].id, "--store", path)
+    assert code == 3 and "expired" in err
+
+
+def test_export_import_export_gives_the_same_bytes(
+    filled: tuple[str, dict[str, ad.Result]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, res = filled
+    with ad.DiskStore(path) as store:
+        store.pin(res["a"].id)
+        again = ad.Toolkit(store, session="three").tool(
+            lambda url: f"<p>{url}</p>",
+            name="fetch",
+            determinism="deterministic",
+            key=lambda url: url,
+        )("https://x/a")
+        assert again.id == res["a"].id
+        ad.Toolkit(store).tokens(res["a"].id)
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    assert run(capsys, "export", "--store", path, "-o", str(first))[0] == 0
+    empty = str(tmp_path / "empty")
+    code, out, _ = run(capsys, "import", str(first), "--store", empty, "--json")
+    assert code == 0 and json.loads(out) == {"records": 3, "blobs": 3, "skipped": 0}
+    assert run(capsys, "export", "--store", empty, "-o", str(second))[0] == 0
+    assert first.read_bytes() == second.read_bytes()
+    with ad.DiskStore(empty) as store:
+        assert store.is_pinned(res["a"].id)
+        assert len(store.observations(res["a"].id)) == 2
+    # Importing again adds nothing.
+    code, out, _ = run(capsys, "import", str(first), "--store", empty, "--json")
+    assert json.loads(out) == {"records": 0, "blobs": 3, "skipped": 3}
+
+
+def test_python_dash_m_and_console_script(filled: tuple[str, dict[str, ad.Result]]) -> None:
+    path, res = filled
+    proc = subprocess.run(
+        [sys.executable, "-m", "addressable", "replay", res["a"].id, "--store", path],
+        capture_output=True,
+        check=True,
+    )
+    assert proc.stdout == b"<p>https://x/a</p>"
+    script = Path(sys.executable).with_name("addressable")
+    proc = subprocess.run(
+        [str(script), "stats", "--store", path, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(proc.stdout)["records"] == 3

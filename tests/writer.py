@@ -1,0 +1,31 @@
+"""A writer process for the multi-process tests: `python writer.py STORE NAME COUNT`.
+
+Writes COUNT records of sizes from 100 bytes to 100 KB (so that both SQLite rows and
+diskcache's separate files are exercised) and prints each id as soon as it is stored.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import addressable as ad
+
+
+def main() -> None:
+    store_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    kit = ad.Toolkit(ad.DiskStore(store_dir), session=name)
+    for i in range(count):
+        size = (100, 5_000, 40_000, 100_000)[i % 4]
+        payload = f"{name}:{i}:".encode() * (size // 8)
+        res = kit.record(
+            "write",
+            {"writer": name, "i": i},
+            payload[:size],
+            determinism="deterministic",
+            key=f"{name}/{i}",
+        )
+        print(res.id, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -34,7 +34,7 @@ from ._stores import (
     open_store,
 )
 from ._tokens import count_tokens, tokens_exact
-from ._toolkit import Toolkit, ToolSpec
+from ._toolkit import RecordOptions, Toolkit, ToolSpec
 
 __version__ = "0.1.0"
 
@@ -60,6 +60,7 @@ __all__ = [
     "Observation",
     "Outcome",
     "Record",
+    "RecordOptions",
     "Reference",
     "Result",
     "ScopeError",

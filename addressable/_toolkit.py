@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar, overload
+from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from ._errors import NotReplayable
 from ._models import Determinism, Outcome, Record, Result, Status
@@ -77,6 +77,19 @@ class ToolSpec:
             else:
                 positional.append(value)
         return positional, keywords
+
+
+class RecordOptions(TypedDict, total=False):
+    """What `Toolkit.record` takes beyond the call and its payload."""
+
+    key: str | None  # the addressable key: a URL, `path@rev`, ...
+    media_type: str  # of the payload; text/plain; charset=utf-8 when not given
+    status: Status  # `error` when the tool raised
+    error: str | None  # the exception, as "Type: message"
+    outcome: Outcome | None  # of an Action
+    idempotency_key: str | None  # sent with an Action, so that a retry is recognised
+    max_age: timedelta | None  # how long the observation may be relied on
+    meta: Mapping[str, Any] | None  # adapter facts: final URL, ETag, status code
 
 
 @dataclass(frozen=True)
@@ -216,16 +229,14 @@ class Toolkit:
         spec = call.spec
         payload, media_type = encode_payload(value, spec.media_type)
         outcome = Outcome.COMPLETED if spec.determinism is Determinism.SIDE_EFFECT else None
+        options: RecordOptions = {
+            "key": call.key,
+            "media_type": media_type,
+            "outcome": outcome,
+            "max_age": spec.max_age,
+        }
         return self._store(
-            spec.name,
-            call.arguments,
-            call.args_json,
-            payload,
-            determinism=spec.determinism,
-            key=call.key,
-            media_type=media_type,
-            outcome=outcome,
-            max_age=spec.max_age,
+            spec.name, call.arguments, call.args_json, payload, spec.determinism, options
         )
 
     def _record_raise(self, call: _Call, exc: BaseException) -> Result:
@@ -233,18 +244,21 @@ class Toolkit:
         # A side effect that raised may or may not have happened: never guess.
         outcome = Outcome.UNKNOWN if spec.determinism is Determinism.SIDE_EFFECT else None
         message = f"{type(exc).__name__}: {exc}"
+        options: RecordOptions = {
+            "key": call.key,
+            "media_type": TEXT,
+            "status": Status.ERROR,
+            "error": message,
+            "outcome": outcome,
+            "max_age": spec.max_age,
+        }
         return self._store(
             spec.name,
             call.arguments,
             call.args_json,
             message.encode("utf-8"),
-            determinism=spec.determinism,
-            key=call.key,
-            media_type=TEXT,
-            status=Status.ERROR,
-            error=message,
-            outcome=outcome,
-            max_age=spec.max_age,
+            spec.determinism,
+            options,
         )
 
     # -- recording -------------------------------------------------------------------
@@ -256,35 +270,16 @@ class Toolkit:
         payload: bytes,
         *,
         determinism: Determinism | str,
-        key: str | None = None,
-        media_type: str = TEXT,
-        status: Status = Status.OK,
-        error: str | None = None,
-        outcome: Outcome | None = None,
-        idempotency_key: str | None = None,
-        max_age: timedelta | None = None,
-        meta: Mapping[str, Any] | None = None,
+        **options: Unpack[RecordOptions],
     ) -> Result:
         """Store one observation of a tool call and return it as a `Result`.
 
         The low-level entry for adapters that build the payload themselves: `payload`
-        is the exact bytes, `args` must be JSON (they are part of the id).
+        is the exact bytes, `args` must be JSON (they are part of the id). `options`
+        are the `RecordOptions`: key, media_type, status, error, outcome,
+        idempotency_key, max_age and meta.
         """
-        return self._store(
-            tool,
-            args,
-            canonical_args(args),
-            payload,
-            determinism=determinism,
-            key=key,
-            media_type=media_type,
-            status=status,
-            error=error,
-            outcome=outcome,
-            idempotency_key=idempotency_key,
-            max_age=max_age,
-            meta=meta,
-        )
+        return self._store(tool, args, canonical_args(args), payload, determinism, options)
 
     def _store(
         self,
@@ -292,17 +287,10 @@ class Toolkit:
         args: Mapping[str, Any],
         args_json: bytes,
         payload: bytes,
-        *,
         determinism: Determinism | str,
-        key: str | None = None,
-        media_type: str = TEXT,
-        status: Status = Status.OK,
-        error: str | None = None,
-        outcome: Outcome | None = None,
-        idempotency_key: str | None = None,
-        max_age: timedelta | None = None,
-        meta: Mapping[str, Any] | None = None,
+        options: RecordOptions,
     ) -> Result:
+        key = options.get("key")
         determinism = Determinism(determinism)
         digest = content_hash(payload)
         if determinism is Determinism.SIDE_EFFECT:
@@ -315,17 +303,17 @@ class Toolkit:
             args=_json_args(args, args_json),
             key=key,
             determinism=determinism,
-            status=status,
+            status=options.get("status", Status.OK),
             content_hash=digest,
             size=len(payload),
-            media_type=media_type,
+            media_type=options.get("media_type", TEXT),
             observed_at=self.clock(),
             session=self.session,
-            error=error,
-            outcome=outcome,
-            idempotency_key=idempotency_key,
-            max_age=max_age,
-            meta=dict(meta or {}),
+            error=options.get("error"),
+            outcome=options.get("outcome"),
+            idempotency_key=options.get("idempotency_key"),
+            max_age=options.get("max_age"),
+            meta=dict(options.get("meta") or {}),
         )
         self.store.put(record, payload)
         return Result(record=record, payload=payload)

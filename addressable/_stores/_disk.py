@@ -76,11 +76,26 @@ class _DiskBackend:
         else:
             self._cache.set(key, value)
 
-    @_translated("writing")
-    def add(self, key: str, value: bytes) -> bool:
-        if len(value) >= _FILE_THRESHOLD:
-            return bool(self._cache.add(key, io.BytesIO(value), read=True))
-        return bool(self._cache.add(key, value))
+    def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
+        with self.exclusive():
+            if len(payload) < _FILE_THRESHOLD:
+                self._cache.add(blob, payload)
+            elif blob not in self._cache:
+                # Checked first: `add` would write a large payload to its file in full
+                # before finding that it is already there.
+                self._cache.set(blob, io.BytesIO(payload), read=True)
+            return bool(self._cache.add(record, value))
+
+    def append(self, key: str, item: bytes) -> None:
+        # One value holding the items, one a line (items are JSON: no raw newlines).
+        with self.exclusive():
+            current = self._cache.get(key)
+            self._cache.set(key, (bytes(current) if current else b"") + item + b"\n")
+
+    @_translated("reading")
+    def items(self, key: str) -> list[bytes]:
+        value = self._cache.get(key)
+        return bytes(value).splitlines() if value else []
 
     @_translated("deleting")
     def delete(self, key: str) -> None:
@@ -94,7 +109,7 @@ class _DiskBackend:
     def keys(self, prefix: str) -> list[str]:
         return [k for k in self._cache.iterkeys() if k.startswith(prefix)]
 
-    def atomic(self) -> _Transaction:
+    def exclusive(self) -> _Transaction:
         return _Transaction(self)
 
     def close(self) -> None:

@@ -1,13 +1,14 @@
 """The one implementation of `Store`, over any small key-value backend.
 
-A backend stores bytes under string keys, lists keys by prefix and offers an atomic
-section. Everything else (the layout of keys, integrity checks, gc, verify) is here, so
+A backend stores bytes under string keys, lists keys by prefix, writes a payload and its
+record in one atomic step, appends to lists, and offers a section that excludes writers
+(for gc). Everything else (the layout of keys, integrity checks, gc, verify) is here, so
 the disk, memory and Redis stores differ only in where the bytes go.
 
 Key layout:
     b:<hash>   payload bytes (content-addressed: stored once), by the hash's first 128 bits
     r:<id>     record JSON, immutable
-    o:<id>     later observations of the same id, a JSON list, append-only
+    o:<id>     later observations of the same id, a list, append-only
     p:<id>     pin marker
     t:<hash>   token count of a payload, keyed like its blob
     x:<id>     tombstone of a garbage-collected record
@@ -34,7 +35,6 @@ BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "
 # every write measurably cheaper, 128 bits leave collisions out of reach, and every read
 # re-hashes against the full 256-bit digest in the record, so none could go unnoticed.
 _ADDRESS = 32  # hex characters of the digest in a blob's key
-_ADD_LIMIT = 32 * 1024  # bytes; below it a blind `add` is cheaper than checking first
 
 
 class Backend(Protocol):
@@ -50,14 +50,24 @@ class Backend(Protocol):
 
     def contains(self, key: str) -> bool: ...
 
-    def add(self, key: str, value: bytes) -> bool:
-        """Set `key` only if it is absent; True if it was set."""
-        ...
-
     def keys(self, prefix: str) -> list[str]: ...
 
-    def atomic(self) -> AbstractContextManager[None]:
-        """A section whose writes other writers see all or none of."""
+    def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
+        """Atomically: store `payload` under `blob` unless present, then `value` under
+        `record` unless present. True if the record was new. No `exclusive` section
+        may interleave with it."""
+        ...
+
+    def append(self, key: str, item: bytes) -> None:
+        """Append to the list under `key`, atomically with respect to other appends."""
+        ...
+
+    def items(self, key: str) -> list[bytes]:
+        """The list under `key`, oldest first; empty if there is none."""
+        ...
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """A section that no `put_pair` interleaves with: gc's mark and sweep."""
         ...
 
     def close(self) -> None: ...
@@ -89,35 +99,23 @@ class KeyValueStore:
 
     def put(self, record: Record, payload: bytes) -> bool:
         b = self._backend
-        with b.atomic():
-            # The blob goes first: a record must never point at bytes not yet stored.
-            blob = blob_key(record.content_hash)
-            if len(payload) < _ADD_LIMIT:
-                b.add(blob, payload)
-            elif not b.contains(blob):
-                # Checked before writing: `add` would write a large payload in full
-                # before finding that it is already there.
-                b.set(blob, payload)
-            if not b.add(RECORD + record.id, _dump_record(record)):
-                observation = Observation(at=record.observed_at, session=record.session)
-                self._append_observation(record.id, observation)
-                return False
-            # A tombstone left by gc may remain: a live record takes precedence over it.
-            if record.tokens is not None:
-                b.set(tokens_key(record.content_hash), str(record.tokens).encode())
-            return True
+        # The blob goes in first, with the record in the same atomic step: a record
+        # never points at bytes not yet stored, even if the writer is killed.
+        if not b.put_pair(
+            blob_key(record.content_hash), payload, RECORD + record.id, _dump_record(record)
+        ):
+            observation = Observation(at=record.observed_at, session=record.session)
+            b.append(OBSERVED + record.id, observation.model_dump_json().encode())
+            return False
+        # A tombstone left by gc may remain: a live record takes precedence over it.
+        if record.tokens is not None:
+            b.set(tokens_key(record.content_hash), str(record.tokens).encode())
+        return True
 
     def add_observation(self, record_id: str, observation: Observation) -> None:
         """Append a sighting of an existing record (used when importing bundles)."""
-        with self._backend.atomic():
-            self.get(record_id)
-            self._append_observation(record_id, observation)
-
-    def _append_observation(self, record_id: str, observation: Observation) -> None:
-        raw = self._backend.get(OBSERVED + record_id)
-        items = json.loads(raw) if raw else []
-        items.append(observation.model_dump(mode="json"))
-        self._backend.set(OBSERVED + record_id, json.dumps(items).encode())
+        self.get(record_id)
+        self._backend.append(OBSERVED + record_id, observation.model_dump_json().encode())
 
     def set_tokens(self, content_hash: str, tokens: int) -> None:
         self._backend.set(tokens_key(content_hash), str(tokens).encode())
@@ -193,8 +191,9 @@ class KeyValueStore:
         return [Observation(at=record.observed_at, session=record.session), *self._later(record_id)]
 
     def _later(self, record_id: str) -> list[Observation]:
-        raw = self._backend.get(OBSERVED + record_id)
-        return [Observation.model_validate(o) for o in json.loads(raw)] if raw else []
+        return [
+            Observation.model_validate_json(o) for o in self._backend.items(OBSERVED + record_id)
+        ]
 
     def last_seen(self, record: Record) -> datetime:
         """The latest observation of the record: what staleness and gc go by."""
@@ -289,7 +288,7 @@ class KeyValueStore:
         b = self._backend
         # One atomic section for mark and sweep: a writer that found a blob already
         # stored must not see it swept before its record lands.
-        with b.atomic():
+        with b.exclusive():
             live: list[tuple[datetime, Record]] = []
             for k in b.keys(RECORD):
                 raw = b.get(k)

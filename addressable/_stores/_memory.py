@@ -14,6 +14,7 @@ class _MemoryBackend:
 
     def __init__(self) -> None:
         self._data: dict[str, bytes] = {}
+        self._lists: dict[str, list[bytes]] = {}
         self._lock = threading.RLock()
 
     def get(self, key: str) -> bytes | None:
@@ -26,13 +27,23 @@ class _MemoryBackend:
     def delete(self, key: str) -> None:
         with self._lock:
             self._data.pop(key, None)
+            self._lists.pop(key, None)
 
-    def add(self, key: str, value: bytes) -> bool:
+    def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
         with self._lock:
-            if key in self._data:
+            self._data.setdefault(blob, bytes(payload))
+            if record in self._data:
                 return False
-            self._data[key] = bytes(value)
+            self._data[record] = bytes(value)
             return True
+
+    def append(self, key: str, item: bytes) -> None:
+        with self._lock:
+            self._lists.setdefault(key, []).append(bytes(item))
+
+    def items(self, key: str) -> list[bytes]:
+        with self._lock:
+            return list(self._lists.get(key, ()))
 
     def contains(self, key: str) -> bool:
         return key in self._data
@@ -42,7 +53,7 @@ class _MemoryBackend:
             return [k for k in self._data if k.startswith(prefix)]
 
     @contextmanager
-    def atomic(self) -> Iterator[None]:
+    def exclusive(self) -> Iterator[None]:
         with self._lock:
             yield
 

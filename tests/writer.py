@@ -1,7 +1,8 @@
 """A writer process for the multi-process tests: `python writer.py STORE NAME COUNT`.
 
-Writes COUNT records of sizes from 100 bytes to 100 KB (so that both SQLite rows and
-diskcache's separate files are exercised) and prints each id as soon as it is stored.
+STORE is a directory or a store URL. Writes COUNT records of sizes from 100 bytes to
+100 KB (so that both SQLite rows and diskcache's separate files are exercised) and
+prints each id as soon as it is stored.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import addressable as ad
 
 def main() -> None:
     store_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    kit = ad.Toolkit(ad.DiskStore(store_dir), session=name)
+    kit = ad.Toolkit(ad.open_store(store_dir), session=name)
     for i in range(count):
         size = (100, 5_000, 40_000, 100_000)[i % 4]
         payload = f"{name}:{i}:".encode() * (size // 8)

@@ -5,6 +5,7 @@ from ._disk import DiskStore, default_home
 from ._kv import Backend, KeyValueStore
 from ._memory import MemoryStore
 from ._open import open_store
+from ._redis import RedisStore
 
 __all__ = [
     "Backend",
@@ -13,6 +14,7 @@ __all__ = [
     "GcReport",
     "KeyValueStore",
     "MemoryStore",
+    "RedisStore",
     "Store",
     "StoreStats",
     "VerifyReport",

@@ -1,0 +1,93 @@
+"""What is particular to the Redis store (the Store contract runs on it in test_store.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import addressable as ad
+
+WRITER = str(Path(__file__).with_name("writer.py"))
+
+
+def fresh(redis_url: str) -> str:
+    return f"{redis_url}?namespace=t-{uuid.uuid4().hex[:12]}"
+
+
+def test_four_processes_share_one_redis_store(redis_url: str) -> None:
+    url = fresh(redis_url)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, WRITER, url, f"w{n}", "500"], stdout=subprocess.PIPE, text=True
+        )
+        for n in range(4)
+    ]
+    outputs = []
+    for p in procs:
+        with p:
+            outputs.append(p.communicate(timeout=600)[0].split())
+    assert [p.returncode for p in procs] == [0, 0, 0, 0]
+    with ad.open_store(url) as store:
+        kit = ad.Toolkit(store)
+        records = list(store.records())
+        assert len(records) == 2000
+        assert {r.id for r in records} == {i for out in outputs for i in out}
+        for record in records:
+            assert kit.replay(record.id).record.content_hash == record.content_hash
+        assert store.verify().ok
+
+
+def test_namespaces_keep_stores_apart(redis_url: str) -> None:
+    a, b = ad.open_store(fresh(redis_url)), ad.open_store(fresh(redis_url))
+    res = ad.Toolkit(a).record("t", {}, b"only in a", determinism="deterministic")
+    assert [r.id for r in a.records()] == [res.id]
+    assert list(b.records()) == []
+    with pytest.raises(ad.NotFound):
+        b.get(res.id)
+
+
+def test_the_password_never_shows(redis_url: str) -> None:
+    url = fresh(redis_url).replace("redis://", "redis://:s3cret-pw@")
+    with ad.open_store(url) as store:
+        assert "s3cret-pw" not in store.location
+        assert store.location.startswith("redis://127.0.0.1:")
+        assert "namespace=t-" in store.location
+        assert "s3cret-pw" not in repr(store) and "s3cret-pw" not in store.stats().location
+    with pytest.raises(ad.StoreError) as info:
+        ad.open_store("redis://:s3cret-pw@127.0.0.1:1/0")
+    assert "s3cret-pw" not in str(info.value)
+
+
+def test_an_unreachable_server_is_a_store_error() -> None:
+    with pytest.raises(
+        ad.StoreError, match=r"cannot reach the redis store at redis://127\.0\.0\.1:1"
+    ):
+        ad.open_store("redis://127.0.0.1:1/0")
+
+
+def test_writers_wait_while_gc_holds_the_store(redis_url: str) -> None:
+    store = ad.open_store(fresh(redis_url))
+    assert isinstance(store, ad.KeyValueStore)
+    kit = ad.Toolkit(store)
+    held = threading.Event()
+
+    def hold() -> None:
+        with store._backend.exclusive():
+            held.set()
+            time.sleep(0.3)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    start = time.monotonic()
+    res = kit.record("t", {}, b"after gc", determinism="deterministic")
+    waited = time.monotonic() - start
+    holder.join()
+    assert waited >= 0.2  # it could not land while the exclusive section was held
+    assert kit.replay(res.id).payload == b"after gc"

@@ -18,6 +18,10 @@ JSON = "application/json"
 
 def encode_payload(value: object, media_type: str | None = None) -> tuple[bytes, str]:
     """Bytes and media type for a tool's return value."""
+    if type(value) is bytes:  # the common cases first: this runs on every call
+        return value, media_type or BINARY
+    if type(value) is str:
+        return value.encode("utf-8"), media_type or TEXT
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value), media_type or BINARY
     if isinstance(value, str):

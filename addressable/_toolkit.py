@@ -10,14 +10,14 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypedDict, TypeVar, Unpack, overload
+from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack, overload
 
 from ._errors import NotReplayable
 from ._models import Determinism, Outcome, Record, Result, Status
 from ._payload import TEXT, encode_payload
 from ._stores import Store, open_store
 from ._tokens import count_tokens
-from .ids import action_id, canonical_args, content_hash, result_id
+from .ids import ID_LENGTH, action_id, canonical_args, check_prefix, content_hash, result_id
 
 Clock = Callable[[], datetime]
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -47,18 +47,20 @@ class ToolSpec:
 
     def bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """The call's arguments by parameter name, defaults applied."""
-        if not kwargs and self.simple and len(args) == len(self.signature.parameters):
+        names = self.positional_names
+        if not kwargs and names is not None and len(args) == len(names):
             # The common case, all arguments given by position: no need for bind().
-            return dict(zip(self.signature.parameters, args, strict=True))
+            return dict(zip(names, args, strict=True))
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return dict(bound.arguments)
 
     @functools.cached_property
-    def simple(self) -> bool:
-        """True when every parameter can be given by position and none is variadic."""
+    def positional_names(self) -> tuple[str, ...] | None:
+        """The parameters' names when each can be given by position and none is variadic."""
         kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        return all(p.kind in kinds for p in self.signature.parameters.values())
+        params = self.signature.parameters.values()
+        return tuple(p.name for p in params) if all(p.kind in kinds for p in params) else None
 
     def unbind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """Positional and keyword arguments that repeat a recorded call."""
@@ -92,8 +94,7 @@ class RecordOptions(TypedDict, total=False):
     meta: Mapping[str, Any] | None  # adapter facts: final URL, ETag, status code
 
 
-@dataclass(frozen=True)
-class _Call:
+class _Call(NamedTuple):
     """One call on its way to the store: the tool, its bound arguments and its key."""
 
     spec: ToolSpec
@@ -291,7 +292,8 @@ class Toolkit:
         options: RecordOptions,
     ) -> Result:
         key = options.get("key")
-        determinism = Determinism(determinism)
+        if type(determinism) is not Determinism:
+            determinism = Determinism(determinism)
         digest = content_hash(payload)
         if determinism is Determinism.SIDE_EFFECT:
             rid = action_id(tool, args_json, key, digest, self._nonce)
@@ -322,7 +324,9 @@ class Toolkit:
 
     def get(self, id: str) -> Record:
         """The record for an id or unique prefix."""
-        return self.store.get(self.store.resolve(id))
+        text = check_prefix(id)
+        # A full id needs no resolving: `get` itself says NotFound or Expired.
+        return self.store.get(text if len(text) == ID_LENGTH else self.store.resolve(text))
 
     def replay(self, id: str, *, verify: bool = False) -> Result:
         """The exact stored result for an id or unique prefix.

@@ -76,8 +76,9 @@ class _DiskBackend:
         else:
             self._cache.set(key, value)
 
+    @_translated("writing")
     def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
-        with self.exclusive():
+        with self._cache.transact():
             if len(payload) < _FILE_THRESHOLD:
                 self._cache.add(blob, payload)
             elif blob not in self._cache:
@@ -86,9 +87,10 @@ class _DiskBackend:
                 self._cache.set(blob, io.BytesIO(payload), read=True)
             return bool(self._cache.add(record, value))
 
+    @_translated("writing")
     def append(self, key: str, item: bytes) -> None:
         # One value holding the items, one a line (items are JSON: no raw newlines).
-        with self.exclusive():
+        with self._cache.transact():
             current = self._cache.get(key)
             self._cache.set(key, (bytes(current) if current else b"") + item + b"\n")
 

@@ -379,7 +379,9 @@ def tokens_key(digest: str) -> str:
 def _dump_record(record: Record) -> bytes:
     # The token count lives beside the blob (t:<hash>): it is derived, and filled later.
     # None fields are left out: they read back as their default, None.
-    return record.model_dump_json(exclude={"tokens"}, exclude_none=True).encode("utf-8")
+    if record.tokens is not None:
+        record = record.model_copy(update={"tokens": None})
+    return record.model_dump_json(exclude_none=True).encode("utf-8")
 
 
 def _load_record(record_id: str, raw: bytes) -> Record:

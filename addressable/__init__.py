@@ -22,6 +22,9 @@ from ._errors import (
     StoreError,
 )
 from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
+from ._modeltools import ModelTool, definition
+from ._secrets import Secrets
+from ._spec import ToolSpec
 from ._stores import (
     DamagedRecord,
     DiskStore,
@@ -35,7 +38,7 @@ from ._stores import (
     open_store,
 )
 from ._tokens import count_tokens, tokens_exact
-from ._toolkit import RecordOptions, Toolkit, ToolSpec
+from ._toolkit import RecordOptions, Toolkit
 
 __version__ = "0.1.0"
 
@@ -56,6 +59,7 @@ __all__ = [
     "KeyValueStore",
     "MemoryStore",
     "MissingDependency",
+    "ModelTool",
     "NotFound",
     "NotReplayable",
     "Observation",
@@ -66,6 +70,7 @@ __all__ = [
     "Reference",
     "Result",
     "ScopeError",
+    "Secrets",
     "Status",
     "Store",
     "StoreError",
@@ -74,6 +79,7 @@ __all__ = [
     "Toolkit",
     "VerifyReport",
     "count_tokens",
+    "definition",
     "export_bundle",
     "import_bundle",
     "open_store",

@@ -8,77 +8,28 @@ import json
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack, overload
+from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from ._errors import NotReplayable
 from ._models import Determinism, Outcome, Record, Result, Status
+from ._modeltools import FunctionTool, ModelTool, definition
 from ._payload import TEXT, encode_payload
+from ._replaytool import ReplayTool
+from ._secrets import Secrets
+from ._spec import Call, KeyFn, ToolSpec
 from ._stores import Store, open_store
 from ._tokens import count_tokens
 from .ids import ID_LENGTH, action_id, canonical_args, check_prefix, content_hash, result_id
 
 Clock = Callable[[], datetime]
+Rerun = Callable[[Record], Any]  # gives a Result, or an awaitable of one
 _SCALARS = frozenset({str, int, float, bool, type(None)})
-KeyFn = Callable[..., str | None]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A registered tool: the callable and how its results can be recovered."""
-
-    name: str
-    fn: Callable[..., Any]
-    determinism: Determinism
-    key: KeyFn | None
-    max_age: timedelta | None
-    media_type: str | None
-    signature: inspect.Signature
-
-    @property
-    def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.fn)
-
-    def bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """The call's arguments by parameter name, defaults applied."""
-        names = self.positional_names
-        if not kwargs and names is not None and len(args) == len(names):
-            # The common case, all arguments given by position: no need for bind().
-            return dict(zip(names, args, strict=True))
-        bound = self.signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return dict(bound.arguments)
-
-    @functools.cached_property
-    def positional_names(self) -> tuple[str, ...] | None:
-        """The parameters' names when each can be given by position and none is variadic."""
-        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        params = self.signature.parameters.values()
-        return tuple(p.name for p in params) if all(p.kind in kinds for p in params) else None
-
-    def unbind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        """Positional and keyword arguments that repeat a recorded call."""
-        positional: list[Any] = []
-        keywords: dict[str, Any] = {}
-        for p in self.signature.parameters.values():
-            if p.name not in arguments:
-                continue
-            value = arguments[p.name]
-            if p.kind is p.VAR_POSITIONAL:
-                positional.extend(value)
-            elif p.kind is p.VAR_KEYWORD:
-                keywords.update(value)
-            elif p.kind is p.KEYWORD_ONLY:
-                keywords[p.name] = value
-            else:
-                positional.append(value)
-        return positional, keywords
 
 
 class RecordOptions(TypedDict, total=False):
@@ -92,15 +43,6 @@ class RecordOptions(TypedDict, total=False):
     idempotency_key: str | None  # sent with an Action, so that a retry is recognised
     max_age: timedelta | None  # how long the observation may be relied on
     meta: Mapping[str, Any] | None  # adapter facts: final URL, ETag, status code
-
-
-class _Call(NamedTuple):
-    """One call on its way to the store: the tool, its bound arguments and its key."""
-
-    spec: ToolSpec
-    arguments: dict[str, Any]
-    args_json: bytes
-    key: str | None
 
 
 class Toolkit:
@@ -122,7 +64,10 @@ class Toolkit:
         self.clock: Clock = clock or utc_now
         self.session = session or f"s-{self.clock():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
         self._nonce = nonce or (lambda: os.urandom(16))
-        self._tools: dict[str, ToolSpec] = {}
+        self.secrets = Secrets()
+        self._reruns: dict[str, Rerun] = {}
+        self._model_tools: dict[str, ModelTool] = {}
+        self.register(ReplayTool(self))
 
     # -- wrapping --------------------------------------------------------------------
 
@@ -170,10 +115,15 @@ class Toolkit:
                 max_age=max_age,
                 media_type=media_type,
                 signature=inspect.signature(f),
+                description=inspect.getdoc(f) or "",
             )
             maker = self._async_wrapper if spec.is_async else self._sync_wrapper
             wrapped = functools.wraps(f)(maker(spec))
-            self._tools[spec.name] = spec
+            self.register(FunctionTool(spec, wrapped))
+            if spec.is_async:
+                self.on_rerun(spec.name, lambda r: self._arun(spec, *spec.unbind(r.args), r.key))
+            else:
+                self.on_rerun(spec.name, lambda r: self._run(spec, *spec.unbind(r.args), r.key))
             return wrapped
 
         return wrap(fn) if fn is not None else wrap
@@ -218,15 +168,15 @@ class Toolkit:
 
     def _prepare(
         self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any
-    ) -> _Call:
+    ) -> Call:
         arguments = spec.bind(args, kwargs)
         # Canonical before the call: arguments that are not JSON fail before it runs.
         args_json = canonical_args(arguments)
         if key is self._NO_KEY:
             key = spec.key(*args, **kwargs) if spec.key else None
-        return _Call(spec, arguments, args_json, key)
+        return Call(spec, arguments, args_json, key)
 
-    def _record_return(self, call: _Call, value: Any) -> Result:
+    def _record_return(self, call: Call, value: Any) -> Result:
         spec = call.spec
         payload, media_type = encode_payload(value, spec.media_type)
         outcome = Outcome.COMPLETED if spec.determinism is Determinism.SIDE_EFFECT else None
@@ -240,7 +190,7 @@ class Toolkit:
             spec.name, call.arguments, call.args_json, payload, spec.determinism, options
         )
 
-    def _record_raise(self, call: _Call, exc: BaseException) -> Result:
+    def _record_raise(self, call: Call, exc: BaseException) -> Result:
         spec = call.spec
         # A side effect that raised may or may not have happened: never guess.
         outcome = Outcome.UNKNOWN if spec.determinism is Determinism.SIDE_EFFECT else None
@@ -294,6 +244,14 @@ class Toolkit:
         key = options.get("key")
         if type(determinism) is not Determinism:
             determinism = Determinism(determinism)
+        if self.secrets.known():
+            # Credentials never reach the store: mask any value the toolkit has resolved.
+            payload = self.secrets.mask_bytes(payload)
+            masked = self.secrets.mask_bytes(args_json)
+            if masked != args_json:
+                args_json, args = masked, json.loads(masked)
+            if key is not None:
+                key = self.secrets.mask(key)
         digest = content_hash(payload)
         if determinism is Determinism.SIDE_EFFECT:
             rid = action_id(tool, args_json, key, digest, self._nonce)
@@ -331,32 +289,40 @@ class Toolkit:
     def replay(self, id: str, *, verify: bool = False) -> Result:
         """The exact stored result for an id or unique prefix.
 
-        With `verify=True` a deterministic call is run again through its wrapper: the
-        new observation is recorded (a re-run that raises is recorded and re-raised) and
-        the result says whether it `changed`. Nondeterministic calls and actions are
-        refused with `NotReplayable`.
+        With `verify=True` a deterministic call is run again (a wrapped function through
+        its wrapper; an adapter its own way, such as a conditional GET): the new
+        observation is recorded (a re-run that raises is recorded and re-raised) and the
+        result says whether it `changed`. Nondeterministic calls and actions are refused
+        with `NotReplayable`.
         """
         record = self.get(id)
         if not verify:
             return Result(record=record, payload=self.store.read(record), replayed=True)
-        spec = self._rerunnable(record)
-        if spec.is_async:
+        fresh = self._rerun_of(record)(record)
+        if inspect.isawaitable(fresh):
+            fresh.close()  # type: ignore[attr-defined]
             raise NotReplayable(
-                f"tool {spec.name!r} is async: use `await kit.areplay({record.id!r}, verify=True)`"
+                f"tool {record.tool!r} is async: "
+                f"use `await kit.areplay({record.id!r}, verify=True)`"
             )
-        positional, keywords = spec.unbind(record.args)
-        return _compared(self._run(spec, positional, keywords, record.key), record)
+        return _compared(fresh, record)
 
     async def areplay(self, id: str, *, verify: bool = False) -> Result:
         """`replay` for async tools (and for sync ones, from async code)."""
         record = self.get(id)
         if not verify:
             return Result(record=record, payload=self.store.read(record), replayed=True)
-        spec = self._rerunnable(record)
-        positional, keywords = spec.unbind(record.args)
-        return _compared(await self._arun(spec, positional, keywords, record.key), record)
+        fresh = self._rerun_of(record)(record)
+        if inspect.isawaitable(fresh):
+            fresh = await fresh
+        return _compared(fresh, record)
 
-    def _rerunnable(self, record: Record) -> ToolSpec:
+    def on_rerun(self, tool: str, rerun: Rerun) -> None:
+        """Register how `replay(id, verify=True)` re-runs a deterministic result of `tool`:
+        `rerun(record)` returns the fresh `Result` (or an awaitable of it)."""
+        self._reruns[tool] = rerun
+
+    def _rerun_of(self, record: Record) -> Rerun:
         if record.determinism is Determinism.SIDE_EFFECT:
             raise NotReplayable(
                 f"result {record.id} is an action of {record.tool!r} (a side effect): actions "
@@ -367,13 +333,49 @@ class Toolkit:
                 f"result {record.id} of {record.tool!r} is nondeterministic: re-running it would "
                 "not reproduce it; replay it without verify= to get the stored payload"
             )
-        spec = self._tools.get(record.tool)
-        if spec is None:
+        rerun = self._reruns.get(record.tool)
+        if rerun is None:
             raise NotReplayable(
                 f"cannot re-run result {record.id}: tool {record.tool!r} is not registered "
-                "with this Toolkit; wrap it with kit.tool(...) first"
+                "with this Toolkit; wrap it with kit.tool(...) or create its adapter first"
             )
-        return spec
+        return rerun
+
+    # -- the model's side --------------------------------------------------------------
+
+    def register(self, tool: ModelTool) -> None:
+        """Offer a tool to the model: `tools()` lists it, `handle()` runs it."""
+        if tool.name in self._model_tools and tool.name != ReplayTool.name:
+            existing = self._model_tools[tool.name]
+            if existing is not tool and not isinstance(existing, FunctionTool):
+                raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._model_tools[tool.name] = tool
+
+    def tools(self, format: str = "anthropic") -> list[dict[str, Any]]:
+        """Definitions of every registered tool, `replay_result` included, in the shape of
+        the "anthropic", "openai" (Chat Completions) or "openai-responses" API."""
+        return [definition(t, format) for t in self._model_tools.values()]
+
+    def handle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
+        """Run a model's tool call and return the text for its tool result.
+
+        `arguments` may be the JSON string the OpenAI APIs give. Nothing raises: an
+        unknown tool, arguments that do not fit, or a tool that fails come back as a
+        short `error: ...` text the model can act on.
+        """
+        tool = self._model_tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self._model_tools))
+            return f"error: there is no tool named {name!r}; the tools are: {known}"
+        parsed = _parse_arguments(arguments)
+        if isinstance(parsed, str):
+            return parsed
+        try:
+            return self.secrets.mask(tool.handle(parsed))
+        except TypeError as exc:
+            return f"error: the arguments do not fit {name}: {exc}"
+        except Exception as exc:
+            return self.secrets.mask(f"error: {type(exc).__name__}: {exc}")
 
     def tokens(self, id: str) -> int:
         """The token count of a stored result, counted once and kept in the store."""
@@ -383,6 +385,19 @@ class Toolkit:
             self.store.set_tokens(record.content_hash, n)
             return n
         return record.tokens
+
+
+def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError as exc:
+            return f"error: the arguments are not valid JSON ({exc}); send a JSON object"
+    if not isinstance(arguments, Mapping):
+        return "error: the arguments must be a JSON object"
+    return dict(arguments)
 
 
 def _json_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:

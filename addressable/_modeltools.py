@@ -1,0 +1,106 @@
+"""Tools as a model sees them: a name, a description, a JSON Schema, and text back.
+
+`ModelTool` is the one protocol an adapter implements to be offered to a model;
+`definition` writes it in the shape each API expects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ._models import Result
+from ._spec import ToolSpec
+
+Format = Literal["anthropic", "openai", "openai-responses"]
+FORMATS: tuple[Format, ...] = ("anthropic", "openai", "openai-responses")
+
+
+@runtime_checkable
+class ModelTool(Protocol):
+    """A tool a model can call: what `kit.tools()` lists and `kit.handle()` runs."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+
+    def handle(self, arguments: dict[str, Any]) -> str:
+        """Run a model's call and return the text for its tool result."""
+        ...
+
+
+def definition(tool: ModelTool, format: str) -> dict[str, Any]:
+    """The tool's definition for the Anthropic Messages, OpenAI Chat or Responses API."""
+    if format == "anthropic":
+        return {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": tool.input_schema,
+        }
+    if format == "openai":
+        return {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+            },
+        }
+    if format == "openai-responses":
+        return {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema,
+            "strict": False,
+        }
+    raise ValueError(f"unknown tool format {format!r}: use one of {', '.join(FORMATS)}")
+
+
+def result_text(result: Result) -> str:
+    """What the model sees of a result: its text, and plainly so when it is an error."""
+    if result.ok:
+        return result.text
+    return f"error: {result.record.error or result.text}"
+
+
+class FunctionTool:
+    """A function wrapped by `kit.tool`, offered to the model."""
+
+    def __init__(self, spec: ToolSpec, wrapped: Callable[..., Any]) -> None:
+        self._spec = spec
+        self._wrapped = wrapped
+
+    @property
+    def name(self) -> str:
+        return self._spec.name
+
+    @property
+    def description(self) -> str:
+        return self._spec.description or f"The {self._spec.name} tool."
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self._spec.input_schema
+
+    def handle(self, arguments: dict[str, Any]) -> str:
+        outcome = self._wrapped(**arguments)
+        if inspect.isawaitable(outcome):
+            outcome = _run_coroutine(outcome)
+        return result_text(outcome)
+
+
+def _run_coroutine(awaitable: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(awaitable)
+    awaitable.close()
+    raise RuntimeError("an async tool called from a running event loop: use `await kit.ahandle`")

@@ -1,0 +1,163 @@
+"""`replay_result`: the tool a model calls to get a result back by its id."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ._errors import AmbiguousId, BadId, Expired, IntegrityError, NotFound
+from ._modeltools import result_text
+from ._tokens import count_tokens
+from .ids import ID_LENGTH
+
+if TYPE_CHECKING:
+    from ._toolkit import Toolkit
+
+NAME = "replay_result"
+CONTEXT_LINES = 2  # lines shown around each match of `pattern`
+
+DESCRIPTION = (
+    "Get back the exact content of an earlier tool result that was replaced by a stub, "
+    "by the id the stub shows. Without other arguments it returns the whole content; "
+    "start_line/end_line take a range of lines, pattern takes the matching lines with "
+    "some context, max_tokens caps the length."
+)
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": "the result id from the stub (16 hex characters)"},
+        "start_line": {"type": "integer", "description": "first line to return, from 1"},
+        "end_line": {"type": "integer", "description": "last line to return, inclusive"},
+        "pattern": {
+            "type": "string",
+            "description": "a regular expression: return only matching lines, in context",
+        },
+        "max_tokens": {"type": "integer", "description": "return at most about this many tokens"},
+    },
+    "required": ["id"],
+}
+
+
+class ReplayTool:
+    """Offers `kit.replay` to the model; every failure is a short text it can act on."""
+
+    name = NAME
+    description = DESCRIPTION
+    input_schema = SCHEMA
+
+    def __init__(self, kit: Toolkit) -> None:
+        self._kit = kit
+
+    def handle(self, arguments: dict[str, Any]) -> str:
+        raw_id = arguments.get("id")
+        if not isinstance(raw_id, str) or not raw_id.strip():
+            return (
+                "error: replay_result needs the id a stub shows, "
+                'e.g. replay_result(id="0123456789abcdef")'
+            )
+        try:
+            result = self._kit.replay(raw_id)
+        except BadId as exc:
+            return f"error: {exc}. Ask again with the id exactly as the stub shows it."
+        except AmbiguousId as exc:
+            shown = ", ".join(exc.candidates[:5])
+            return f"error: {raw_id!r} matches several results ({shown}); ask again with a full id."
+        except Expired as exc:
+            return f"error: {exc}"
+        except NotFound:
+            return self._not_found(raw_id.strip().lower())
+        except IntegrityError as exc:
+            return f"error: {exc}. Run the original call again to get the content."
+        if not result.ok:
+            return result_text(result)
+        if not _is_text(result.record.media_type, result.payload):
+            return (
+                f"[binary content: {len(result.payload):,} bytes of "
+                f"{result.record.media_type}; it cannot be shown as text]"
+            )
+        return _select(result.text, arguments)
+
+    def _not_found(self, text: str) -> str:
+        close = _closest(text, (r.id for r in self._kit.store.records()))
+        hint = f" Close ids: {', '.join(close)}." if close else ""
+        return (
+            f"error: no result with id {text}.{hint} Ids are {ID_LENGTH} hex characters; "
+            "copy the id from the stub exactly."
+        )
+
+
+def _select(text: str, arguments: dict[str, Any]) -> str:
+    start, end = arguments.get("start_line"), arguments.get("end_line")
+    pattern, cap = arguments.get("pattern"), arguments.get("max_tokens")
+    if start is None and end is None and not pattern and cap is None:
+        return text  # no range, pattern or cap: the whole payload, exactly
+    lines = text.splitlines()
+    first = max(1, int(start or 1))
+    last = min(len(lines), int(end or len(lines)))
+    numbered = [(n, lines[n - 1]) for n in range(first, last + 1)]
+    header = f"[lines {first}-{last} of {len(lines)}]"
+    if pattern:
+        numbered, header = _matching(numbered, str(pattern), len(lines))
+    body = [f"{n}: {line}" if n else line for n, line in numbered]
+    if cap is not None:
+        body, cut = _capped(body, int(cap))
+        if cut is not None:
+            body.append(f"[truncated at about {cap} tokens: ask with start_line={cut} for more]")
+    return "\n".join([header, *body])
+
+
+def _matching(
+    numbered: list[tuple[int, str]], pattern: str, total: int
+) -> tuple[list[tuple[int, str]], str]:
+    try:
+        regex = re.compile(pattern)
+    except re.error:
+        regex = re.compile(re.escape(pattern))
+    hits = [i for i, (_, line) in enumerate(numbered) if regex.search(line)]
+    keep: set[int] = set()
+    for i in hits:
+        keep.update(range(max(0, i - CONTEXT_LINES), min(len(numbered), i + CONTEXT_LINES + 1)))
+    out: list[tuple[int, str]] = []
+    previous = None
+    for i in sorted(keep):
+        if previous is not None and i != previous + 1:
+            out.append((0, "--"))
+        out.append(numbered[i])
+        previous = i
+    return out, f"[{len(hits)} lines match {pattern!r} of {total}]"
+
+
+def _capped(body: list[str], cap: int) -> tuple[list[str], int | None]:
+    kept: list[str] = []
+    used = 0
+    for line in body:
+        cost = count_tokens(line) + 1
+        if used + cost > cap and kept:
+            number = line.split(":", 1)[0]
+            return kept, int(number) if number.isdigit() else None
+        kept.append(line)
+        used += cost
+    return kept, None
+
+
+def _closest(text: str, ids: Any, most: int = 3) -> list[str]:
+    def shared(candidate: str) -> int:
+        n = 0
+        while n < min(len(text), len(candidate)) and text[n] == candidate[n]:
+            n += 1
+        return n
+
+    scored = sorted(((shared(i), i) for i in ids), key=lambda item: (-item[0], item[1]))
+    return [i for score, i in scored[:most] if score >= 2]
+
+
+def _is_text(media_type: str, payload: bytes) -> bool:
+    base = media_type.split(";", 1)[0].strip().lower()
+    if base.startswith("text/") or base.endswith(("json", "xml")) or "charset=" in media_type:
+        return True
+    try:
+        payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -1,6 +1,10 @@
 """Adapters for the tool families an agent uses, installed as `addressable.adapters`.
 
-Each adapter takes a `Toolkit`, is callable and returns `addressable.Result`.
+Each adapter takes a `Toolkit`, is callable and returns `addressable.Result`; creating
+one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()` runs it.
 """
 
-__all__: list[str] = []
+from ._base import Adapter, Identity
+from .fetch import Fetch, ResponseTooLarge
+
+__all__ = ["Adapter", "Fetch", "Identity", "ResponseTooLarge"]

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ._payload import decode_payload
+from ._payload import decode_payload, decode_text
 from ._tokens import count_tokens
 
 RECORD_FORMAT = 1
@@ -113,8 +113,9 @@ class Result(BaseModel):
 
     @property
     def text(self) -> str:
-        """The payload as text (UTF-8, with undecodable bytes replaced)."""
-        return self.payload.decode("utf-8", errors="replace")
+        """The payload as text, in the charset of its media type (UTF-8 when none is
+        named), with undecodable bytes replaced."""
+        return decode_text(self.payload, self.record.media_type)
 
     @property
     def tokens(self) -> int:

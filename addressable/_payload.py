@@ -35,8 +35,17 @@ def decode_payload(data: bytes, media_type: str) -> Any:
     if base == JSON or base.endswith("+json"):
         return json.loads(data)
     if base.startswith("text/") or "charset=" in media_type.lower():
-        return data.decode(_charset(media_type), errors="replace")
+        return decode_text(data, media_type)
     return data
+
+
+def decode_text(data: bytes, media_type: str) -> str:
+    """The payload as text, in the charset its media type names (UTF-8 otherwise);
+    bytes that do not decode become U+FFFD rather than an error."""
+    try:
+        return data.decode(_charset(media_type), errors="replace")
+    except LookupError:  # a charset Python does not know
+        return data.decode("utf-8", errors="replace")
 
 
 def _charset(media_type: str) -> str:

@@ -13,6 +13,8 @@ import pytest
 
 import addressable as ad
 
+from .httpserver import LocalServer
+
 
 class FakeClock:
     """A clock the test moves by hand."""
@@ -97,4 +99,19 @@ def disk_store(tmp_path: Path) -> Iterator[ad.DiskStore]:
 
 @pytest.fixture
 def kit(store: ad.Store, clock: FakeClock) -> ad.Toolkit:
+    """A kit on each store implementation in turn."""
     return ad.Toolkit(store, session="test", clock=clock)
+
+
+@pytest.fixture
+def disk_kit(disk_store: ad.DiskStore, clock: FakeClock) -> ad.Toolkit:
+    """A kit on the default disk store: for tests of what lies above the store."""
+    return ad.Toolkit(disk_store, session="test", clock=clock)
+
+
+@pytest.fixture
+def server() -> Iterator[LocalServer]:
+    """A real HTTP server on a free loopback port, stopped after the test."""
+    srv = LocalServer()
+    yield srv
+    srv.stop()

@@ -1,0 +1,192 @@
+from __future__ import annotations
+
+import asyncio
+import os
+
+import httpx
+import pytest
+
+import addressable as ad
+from addressable.adapters import Fetch, Identity, ResponseTooLarge
+
+from .conftest import FakeClock
+from .httpserver import LocalServer, Page, Reply
+
+HTML = b"""<html><head><title>Threads and locks</title><style>p{}</style></head>
+<body><h1>Locks</h1><p>The <a href="/lock">Lock</a> class is thread-safe.</p></body></html>"""
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
+    return disk_kit
+
+
+@pytest.fixture
+def fetch(kit: ad.Toolkit) -> Fetch:
+    return Fetch(kit, timeout=2.0)
+
+
+def test_replay_by_id_gives_the_same_bytes_after_the_server_stops(
+    fetch: Fetch, server: LocalServer
+) -> None:
+    server.pages["/doc"] = Page(HTML)
+    res = fetch(server.url("/doc"))
+    assert res.ok and res.payload == HTML
+    rec = res.record
+    assert rec.determinism is ad.Determinism.DETERMINISTIC
+    assert rec.key == server.url("/doc")
+    assert rec.media_type == "text/html; charset=utf-8"
+    assert rec.meta["status_code"] == 200
+    server.stop()
+    with pytest.raises(httpx.ConnectError):
+        fetch(server.url("/doc"))
+    assert fetch.kit.replay(res.id).payload == HTML
+
+
+def test_verify_reports_a_changed_page_and_records_it(
+    fetch: Fetch, server: LocalServer, clock: FakeClock
+) -> None:
+    server.pages["/doc"] = Page(b"<p>version one</p>")
+    first = fetch(server.url("/doc"))
+    server.pages["/doc"] = Page(b"<p>version two</p>")
+    clock.advance(minutes=5)
+    fresh = fetch.kit.replay(first.id, verify=True)
+    assert fresh.changed is True and fresh.previous_id == first.id
+    assert fresh.payload == b"<p>version two</p>" and fresh.id != first.id
+    assert [r.id for r in fetch.kit.store.records(key=first.record.key)] == [first.id, fresh.id]
+    assert fetch.kit.replay(first.id).payload == b"<p>version one</p>"
+
+
+def test_a_304_is_recorded_as_unchanged(
+    fetch: Fetch, server: LocalServer, clock: FakeClock
+) -> None:
+    server.pages["/doc"] = Page(HTML, etag='"v1"')
+    first = fetch(server.url("/doc"))
+    assert first.record.meta["etag"] == '"v1"'
+    clock.advance(minutes=10)
+    again = fetch.kit.replay(first.id, verify=True)
+    assert server.requests[-1].headers.get("If-None-Match") == '"v1"'
+    assert again.changed is False and again.id == first.id
+    assert again.payload == HTML and again.record.meta["revalidated"] == 304
+    seen = fetch.kit.store.observations(first.id)
+    assert [o.at for o in seen] == [first.record.observed_at, clock.now]
+    assert len(list(fetch.kit.store.records())) == 1
+
+
+def test_redirects_are_followed_and_the_final_url_recorded(
+    fetch: Fetch, server: LocalServer
+) -> None:
+    server.routes[("GET", "/old")] = lambda r: Reply(302, b"", {"Location": "/new"})
+    server.pages["/new"] = Page(HTML)
+    res = fetch(server.url("/old"))
+    assert res.payload == HTML
+    assert res.record.key == server.url("/old")
+    assert res.record.meta["final_url"] == server.url("/new")
+    assert res.record.meta["redirects"] == [server.url("/old")]
+    assert fetch.text(res).startswith(f"[redirected to {server.url('/new')}]")
+
+
+def test_the_charset_is_respected(fetch: Fetch, server: LocalServer) -> None:
+    server.pages["/latin"] = Page(
+        "<p>café crème</p>".encode("latin-1"), content_type="text/html; charset=iso-8859-1"
+    )
+    res = fetch(server.url("/latin"))
+    assert res.payload == "<p>café crème</p>".encode("latin-1")
+    assert "café crème" in fetch.text(res)
+
+
+def test_html_becomes_readable_text(fetch: Fetch, server: LocalServer) -> None:
+    server.pages["/doc"] = Page(HTML)
+    text = fetch.kit.handle("fetch", {"url": server.url("/doc")})
+    assert "Lock" in text and "thread-safe" in text
+    assert "<p>" not in text and "p{}" not in text
+
+
+def test_4xx_and_5xx_are_error_records_never_success(fetch: Fetch, server: LocalServer) -> None:
+    res = fetch(server.url("/missing"))
+    assert not res.ok
+    assert res.record.status is ad.Status.ERROR
+    assert res.record.error == f"HTTP 404 Not Found for {server.url('/missing')}"
+    assert fetch.kit.handle("fetch", {"url": server.url("/missing")}).startswith(
+        "error: HTTP 404 Not Found"
+    )
+    server.pages["/boom"] = Page(b"oops", status=503)
+    assert fetch(server.url("/boom")).record.status is ad.Status.ERROR
+    assert not fetch.kit.replay(res.id).ok
+
+
+def test_timeouts_are_recorded_and_raised(kit: ad.Toolkit, server: LocalServer) -> None:
+    fetch = Fetch(kit, timeout=0.3)
+    server.pages["/slow"] = Page(b"late", delay=1.5)
+    with pytest.raises(httpx.ReadTimeout):
+        fetch(server.url("/slow"))
+    (rec,) = kit.store.records()
+    assert rec.status is ad.Status.ERROR and rec.error is not None
+    assert rec.error.startswith("ReadTimeout")
+    text = kit.handle("fetch", {"url": server.url("/slow")})
+    assert text.startswith("error: ReadTimeout")
+
+
+def test_the_size_limit_is_a_clear_error(kit: ad.Toolkit, server: LocalServer) -> None:
+    fetch = Fetch(kit, max_bytes=1000)
+    server.pages["/big"] = Page(b"x" * 5000, content_type="text/plain")
+    with pytest.raises(ResponseTooLarge, match="over the limit of 1,000 bytes"):
+        fetch(server.url("/big"))
+    (rec,) = kit.store.records()
+    assert rec.status is ad.Status.ERROR and "ResponseTooLarge" in (rec.error or "")
+
+
+def test_async_fetch(kit: ad.Toolkit, server: LocalServer) -> None:
+    server.pages["/doc"] = Page(HTML)
+
+    async def go() -> ad.Result:
+        fetch = Fetch(kit)
+        try:
+            return await fetch.aget(server.url("/doc"))
+        finally:
+            await fetch.aclose()
+
+    res = asyncio.run(go())
+    assert res.payload == HTML and res.record.key == server.url("/doc")
+
+
+def test_a_given_client_is_used(kit: ad.Toolkit, server: LocalServer) -> None:
+    server.pages["/doc"] = Page(HTML)
+    with httpx.Client(headers={"X-Agent": "mine"}) as client:
+        Fetch(kit, client=client)(server.url("/doc"))
+    assert server.requests[-1].headers["X-Agent"] == "mine"
+
+
+def test_an_authenticated_fetch_keeps_no_credential(
+    kit: ad.Toolkit, server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "tok-" + os.urandom(8).hex()
+    monkeypatch.setenv("DOCS_TOKEN", token)
+    seen = []
+
+    def echo(request):  # type: ignore[no-untyped-def]
+        seen.append(request.headers.get("Authorization"))
+        return Reply(
+            200, f"<p>hello, your token is {token}</p>".encode(), {"Content-Type": "text/html"}
+        )
+
+    server.routes[("GET", "/private")] = echo
+    fetch = Fetch(
+        kit,
+        identities=[
+            Identity(name="reader", headers={"Authorization": "Bearer secret:env:DOCS_TOKEN"})
+        ],
+    )
+    res = fetch(server.url("/private"), identity="reader")
+    assert seen == [f"Bearer {token}"]
+    assert res.record.key == f"{server.url('/private')} as reader"
+    assert token not in res.text and "[secret:env:DOCS_TOKEN]" in res.text
+    assert token not in kit.handle("fetch", {"url": server.url("/private"), "identity": "reader"})
+    with pytest.raises(ad.ScopeError, match="no identity named 'writer'"):
+        fetch(server.url("/private"), identity="writer")
+
+
+def test_the_key_is_the_normalised_url(fetch: Fetch, server: LocalServer) -> None:
+    server.pages["/doc?a=1&b=2"] = Page(HTML)
+    res = fetch(f"HTTP://127.0.0.1:{server.port}/doc?a=1&b=2#part")
+    assert res.record.key == server.url("/doc?a=1&b=2")

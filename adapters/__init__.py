@@ -6,5 +6,17 @@ one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()`
 
 from ._base import Adapter, Identity
 from .fetch import Fetch, ResponseTooLarge
+from .files import Files
+from .memory import Memory, MemoryCommandError
+from .shell import Shell
 
-__all__ = ["Adapter", "Fetch", "Identity", "ResponseTooLarge"]
+__all__ = [
+    "Adapter",
+    "Fetch",
+    "Files",
+    "Identity",
+    "Memory",
+    "MemoryCommandError",
+    "ResponseTooLarge",
+    "Shell",
+]

@@ -14,15 +14,18 @@ class Adapter:
     """An adapter records through `kit` and offers itself to the model under `name`.
 
     Subclasses set `name`, `description` and `input_schema`, and implement `handle`
-    (a model's call to text). Creating one registers it with the kit.
+    (a model's call to text). Creating one registers it with the kit; pass `name` to
+    offer a second adapter of the same kind under another name.
     """
 
     name: str = ""
     description: str = ""
     input_schema: dict[str, Any]
 
-    def __init__(self, kit: ad.Toolkit) -> None:
+    def __init__(self, kit: ad.Toolkit, name: str | None = None) -> None:
         self.kit = kit
+        if name is not None:
+            self.name = name
         kit.register(self)
 
     def handle(self, arguments: dict[str, Any]) -> str:

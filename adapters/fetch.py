@@ -53,8 +53,9 @@ class Fetch(Adapter):
         max_bytes: int = DEFAULT_MAX_BYTES,
         timeout: float = DEFAULT_TIMEOUT,
         max_age: timedelta = DEFAULT_MAX_AGE,
+        name: str | None = None,
     ) -> None:
-        super().__init__(kit)
+        super().__init__(kit, name)
         self._client = client
         self._async_client = async_client
         self._own_clients: list[httpx.Client | httpx.AsyncClient] = []

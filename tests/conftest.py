@@ -115,3 +115,32 @@ def server() -> Iterator[LocalServer]:
     srv = LocalServer()
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A real git repository with one commit: README.md and src/app.py."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "README.md").write_text("# demo\n")
+    (root / "src" / "app.py").write_text("def main():\n    return 42\n")
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.test",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.test",
+    }
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", *args],
+            cwd=root,
+            check=True,
+            capture_output=True,
+            env={**env, "PATH": __import__("os").environ["PATH"]},
+        )
+
+    git("init", "-q", "-b", "main")
+    git("add", ".")
+    git("commit", "-q", "-m", "first")
+    return root

@@ -1,0 +1,157 @@
+"""Files: reads are References keyed `path#blake3` or `path@rev`; writes are Actions."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import addressable as ad
+
+from ._base import Adapter, schema
+from ._git import clean_at_head
+
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger file is refused
+
+
+class Files(Adapter):
+    """Reads and writes files under `root`; paths that leave it raise `ScopeError`.
+
+    A read is deterministic, keyed `path@commit` when the file is tracked and clean in
+    git (its bytes are those of that commit), else `path#<blake3>`. A write is an
+    Action, written atomically (so it either happened or did not), whose record also
+    names the artifact: the path and the revision written.
+    """
+
+    name = "files"
+    description = (
+        "Read a file (command read) or write one (command write, with content) under the "
+        "working folder. Paths are relative to it."
+    )
+    input_schema = schema(
+        {
+            "command": {"type": "string", "enum": ["read", "write"]},
+            "path": {"type": "string"},
+            "content": {"type": "string", "description": "the new content, for write"},
+        },
+        ["command", "path"],
+    )
+
+    def __init__(
+        self,
+        kit: ad.Toolkit,
+        root: str | os.PathLike[str] = ".",
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        writable: bool = True,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(kit, name)
+        self.root = Path(root).resolve()
+        self.max_bytes = max_bytes
+        self.writable = writable
+        kit.on_rerun(self.name, lambda record: self.read(str(record.args["path"])))
+
+    def __call__(self, path: str) -> ad.Result:
+        return self.read(path)
+
+    def read(self, path: str) -> ad.Result:
+        """Read a file and record it as a Reference."""
+        full, relative = self._inside(path)
+        args = {"command": "read", "path": relative}
+        try:
+            size = full.stat().st_size
+            if size > self.max_bytes:
+                raise ad.ScopeError(
+                    f"{relative} is {size:,} bytes, over the limit of {self.max_bytes:,}"
+                )
+            data = full.read_bytes()
+        except (OSError, ad.ScopeError) as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            self.kit.record(
+                self.name,
+                args,
+                message.encode(),
+                determinism="deterministic",
+                status=ad.Status.ERROR,
+                error=message,
+                key=relative,
+            )
+            raise
+        clean = clean_at_head(full)
+        if clean is not None:
+            key = f"{relative}@{clean[1]}"
+        else:
+            key = f"{relative}#{ad.ids.content_hash(data)[:16]}"
+        return self.kit.record(
+            self.name,
+            args,
+            data,
+            determinism="deterministic",
+            key=key,
+            media_type=_media_type(data),
+            meta={"path": relative},
+        )
+
+    def write(self, path: str, content: str | bytes) -> ad.Result:
+        """Write a file atomically and record the Action and its artifact."""
+        full, relative = self._inside(path)
+        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        rev = "#" + ad.ids.content_hash(data)[:16]
+        args = {"command": "write", "path": relative, "content_hash": rev[1:]}
+        if not self.writable:
+            raise ad.ScopeError(f"this Files adapter is read-only: {relative} was not written")
+        try:
+            full.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=full.parent, prefix=f".{full.name}.")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, full)  # atomic: the file is either old or new, never half
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            self.kit.record(
+                self.name,
+                args,
+                message.encode(),
+                determinism="side_effect",
+                status=ad.Status.ERROR,
+                error=message,
+                outcome=ad.Outcome.NOT_APPLIED,
+            )
+            raise
+        summary = f"wrote {len(data):,} bytes to {relative} (revision {rev})"
+        return self.kit.record(
+            self.name,
+            args,
+            summary.encode(),
+            determinism="side_effect",
+            outcome=ad.Outcome.COMPLETED,
+            meta={"artifact": {"path": relative, "rev": rev}},
+        )
+
+    def handle(self, arguments: dict[str, Any]) -> str:
+        command = arguments.get("command", "read")
+        if command == "write":
+            return self.write(arguments["path"], arguments.get("content", "")).text
+        if command == "read":
+            return self.read(arguments["path"]).text
+        return f"error: unknown command {command!r}: use read or write"
+
+    def _inside(self, path: str) -> tuple[Path, str]:
+        full = (self.root / path).resolve()
+        if not full.is_relative_to(self.root):
+            raise ad.ScopeError(f"{path!r} is outside the folder {self.root}")
+        return full, full.relative_to(self.root).as_posix()
+
+
+def _media_type(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "application/octet-stream"
+    return "text/plain; charset=utf-8"

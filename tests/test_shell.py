@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import addressable as ad
+from addressable.adapters import Shell
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
+    return disk_kit
+
+
+def test_output_and_exit_code_are_stored_as_a_claim(kit: ad.Toolkit, tmp_path: Path) -> None:
+    shell = Shell(kit, cwd=tmp_path)
+    res = shell(
+        ["python3", "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"]
+    )
+    assert res.text == "out\n[stderr]\nerr\n[exit 3]"
+    assert res.record.meta == {"exit_code": 3, "timed_out": False}
+    assert res.record.determinism is ad.Determinism.NONDETERMINISTIC
+    with pytest.raises(ad.NotReplayable):
+        kit.replay(res.id, verify=True)
+
+
+def test_no_shell_unless_asked(kit: ad.Toolkit, tmp_path: Path) -> None:
+    shell = Shell(kit, cwd=tmp_path)
+    res = shell("echo a > file.txt")
+    assert res.text == "a > file.txt\n[exit 0]"
+    assert not (tmp_path / "file.txt").exists()
+    with pytest.raises(ad.ScopeError, match="runs no shell"):
+        shell("echo a > file.txt", shell=True)
+    with pytest.raises(ValueError, match="a tool named 'shell' is already registered"):
+        Shell(kit, cwd=tmp_path, allow_shell=True)
+    Shell(kit, cwd=tmp_path, allow_shell=True, name="sh")("echo a > file.txt", shell=True)
+    assert (tmp_path / "file.txt").read_text() == "a\n"
+
+
+def test_only_allowed_environment_variables_pass(
+    kit: ad.Toolkit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LEAKY_SECRET", "do-not-pass")
+    monkeypatch.setenv("ALLOWED_ONE", "yes")
+    shell = Shell(kit, cwd=tmp_path, env_allow=("PATH", "ALLOWED_ONE"))
+    out = shell(["env"]).text
+    assert "ALLOWED_ONE=yes" in out and "LEAKY_SECRET" not in out
+
+
+def test_a_timeout_is_recorded_with_the_partial_output(kit: ad.Toolkit, tmp_path: Path) -> None:
+    shell = Shell(kit, cwd=tmp_path, timeout=1.0)
+    res = shell(["python3", "-u", "-c", "import time; print('started'); time.sleep(30)"])
+    assert res.text.startswith("started\n")
+    assert "[timed out after 1 s" in res.text
+    assert res.record.meta["timed_out"] is True and res.record.status is ad.Status.ERROR
+
+
+def test_pure_commands_are_deterministic_and_rerun(kit: ad.Toolkit, tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text("1\n")
+    shell = Shell(kit, cwd=tmp_path, pure=("wc ",))
+    res = shell("wc -l data.txt")
+    assert res.record.determinism is ad.Determinism.DETERMINISTIC
+    assert kit.replay(res.id, verify=True).changed is False
+    (tmp_path / "data.txt").write_text("1\n2\n")
+    assert kit.replay(res.id, verify=True).changed is True
+
+
+def test_git_show_and_clean_files_are_keyed_at_the_commit(kit: ad.Toolkit, repo: Path) -> None:
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    shell = Shell(kit, cwd=repo)
+    shown = shell("git show HEAD:src/app.py")
+    assert shown.record.key == f"src/app.py@{sha}"
+    assert shown.record.determinism is ad.Determinism.DETERMINISTIC
+    assert "return 42" in shown.text
+    cat = shell("cat README.md")
+    assert cat.record.key == f"README.md@{sha}"
+    (repo / "README.md").write_text("# changed\n")
+    assert shell("cat README.md").record.determinism is ad.Determinism.NONDETERMINISTIC
+
+
+def test_writing_commands_are_actions(kit: ad.Toolkit, tmp_path: Path) -> None:
+    shell = Shell(kit, cwd=tmp_path, writes=("touch ", "false"))
+    ok = shell("touch made.txt")
+    assert ok.record.determinism is ad.Determinism.SIDE_EFFECT
+    assert ok.record.outcome is ad.Outcome.COMPLETED
+    failed = shell("false")
+    assert failed.record.outcome is ad.Outcome.UNKNOWN
+    with pytest.raises(FileNotFoundError):
+        shell("no-such-command-xyz", writes=True)
+    never = [r for r in kit.store.records() if r.status is ad.Status.ERROR]
+    assert [r.outcome for r in never] == [ad.Outcome.NOT_APPLIED]
+
+
+def test_handle(kit: ad.Toolkit, tmp_path: Path) -> None:
+    Shell(kit, cwd=tmp_path)
+    assert kit.handle("shell", {"command": "echo hi"}) == "hi\n[exit 0]"
+    assert kit.handle("shell", {"command": "no-such-command-xyz"}).startswith(
+        "error: FileNotFoundError"
+    )

@@ -5,18 +5,27 @@ one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()`
 """
 
 from ._base import Adapter, Identity
+from ._searchindex import LocalIndex
+from ._websearch import BraveSearch, SearXNG
 from .fetch import Fetch, ResponseTooLarge
 from .files import Files
 from .memory import Memory, MemoryCommandError
+from .search import Hit, Search, SearchBackend
 from .shell import Shell
 
 __all__ = [
     "Adapter",
+    "BraveSearch",
     "Fetch",
     "Files",
+    "Hit",
     "Identity",
+    "LocalIndex",
     "Memory",
     "MemoryCommandError",
     "ResponseTooLarge",
+    "SearXNG",
+    "Search",
+    "SearchBackend",
     "Shell",
 ]

@@ -1,0 +1,147 @@
+"""Search: a Claim of what a backend answered, with every hit a record of its own."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+import addressable as ad
+
+from ._base import Adapter, schema
+from ._urls import normalize_url
+
+HIT_TOOL = "search_hit"
+DEFAULT_LIMIT = 10
+
+
+class Hit(BaseModel):
+    """One search result: where, what it is called, and the text around the match."""
+
+    title: str
+    url: str
+    snippet: str = ""
+    score: float | None = None
+
+
+class SearchBackend(Protocol):
+    """Where queries go: a name (recorded with every query) and one method."""
+
+    name: str
+
+    def search(self, query: str, limit: int) -> list[Hit]: ...
+
+
+class Search(Adapter):
+    """Runs queries against a backend and records each answer as a nondeterministic
+    result (a live index gives another answer tomorrow: `verify=True` is refused).
+
+    Every hit is also recorded on its own, keyed by its normalised URL and naming the
+    search that found it (`meta.found_by`), so that a later fetch of that URL, which
+    has the same key, is linked to the search. An empty answer is a result too: the
+    negative finding is kept.
+    """
+
+    name = "search"
+    description = (
+        "Search for documents matching a query; returns ranked hits with titles, URLs and snippets."
+    )
+    input_schema = schema(
+        {
+            "query": {"type": "string"},
+            "limit": {
+                "type": "integer",
+                "description": f"at most this many hits, {DEFAULT_LIMIT} by default",
+            },
+        },
+        ["query"],
+    )
+
+    def __init__(
+        self,
+        kit: ad.Toolkit,
+        backend: SearchBackend,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(kit, name)
+        self.backend = backend
+        self.limit = limit
+
+    def __call__(self, query: str, *, limit: int | None = None) -> ad.Result:
+        limit = limit or self.limit
+        args = {"query": query, "backend": self.backend.name, "limit": limit}
+        try:
+            hits = self.backend.search(query, limit)
+        except Exception as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            self.kit.record(
+                self.name,
+                args,
+                message.encode(),
+                determinism="nondeterministic",
+                status=ad.Status.ERROR,
+                error=message,
+                meta={"query": query, "backend": self.backend.name},
+            )
+            raise
+        payload = {
+            "query": query,
+            "backend": self.backend.name,
+            "hits": [h.model_dump(exclude_none=True) for h in hits],
+        }
+        result = self.kit.record(
+            self.name,
+            args,
+            ad.ids.canonical_json(payload),
+            determinism="nondeterministic",
+            media_type="application/json",
+            meta={"query": query, "backend": self.backend.name, "hits": len(hits)},
+        )
+        for rank, hit in enumerate(hits, start=1):
+            self.kit.record(
+                HIT_TOOL,
+                {"query": query, "backend": self.backend.name, "rank": rank},
+                ad.ids.canonical_json(hit.model_dump(exclude_none=True)),
+                determinism="nondeterministic",
+                key=normalize_url(hit.url),
+                media_type="application/json",
+                meta={"found_by": result.id, "rank": rank},
+            )
+        return result
+
+    def handle(self, arguments: dict[str, Any]) -> str:
+        return self.text(self(arguments["query"], limit=arguments.get("limit")))
+
+    def text(self, result: ad.Result) -> str:
+        """The hits as the model sees them, each with the id of its own record."""
+        data = json.loads(result.payload)
+        if not data["hits"]:
+            return f"No results for {data['query']!r} ({data['backend']})."
+        ids = {h.record.meta.get("rank"): h.id for h in self.hits(result.id)}
+        lines = [f"Results for {data['query']!r} ({data['backend']}):"]
+        for rank, hit in enumerate(data["hits"], start=1):
+            lines.append(f"{rank}. {hit['title']} - {hit['url']} [{ids.get(rank, '?')}]")
+            if hit.get("snippet"):
+                lines.append(f"   {hit['snippet']}")
+        return "\n".join(lines)
+
+    def hits(self, search_id: str) -> list[ad.Result]:
+        """The hit records a search made, best first."""
+        found = [
+            r for r in self.kit.store.records(tool=HIT_TOOL) if r.meta.get("found_by") == search_id
+        ]
+        found.sort(key=lambda r: int(str(r.meta.get("rank", 0))))
+        return [ad.Result(record=r, payload=self.kit.store.read(r)) for r in found]
+
+    def queries(self, session: str | None = None) -> list[tuple[str, str]]:
+        """(query, backend) of every search run, oldest first, in one session or all; a
+        query run twice with the same answer counts twice."""
+        runs = []
+        for record in self.kit.store.records(tool=self.name, session=session):
+            for seen in self.kit.store.observations(record.id):
+                if session is None or seen.session == session:
+                    runs.append((seen.at, str(record.args["query"]), str(record.args["backend"])))
+        return [(query, backend) for _, query, backend in sorted(runs)]

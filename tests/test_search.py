@@ -1,0 +1,195 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+import respx
+
+import addressable as ad
+from addressable.adapters import BraveSearch, Fetch, LocalIndex, Search, SearXNG
+
+from .httpserver import LocalServer, Page
+
+TOPICS = [
+    "threading",
+    "asyncio",
+    "sqlite3",
+    "json",
+    "pathlib",
+    "subprocess",
+    "socket",
+    "logging",
+    "decimal",
+    "random",
+]
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
+    return disk_kit
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """120 small documents: 12 on each of 10 topics."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(120):
+        topic = TOPICS[i % 10]
+        extra = " It is thread-safe: a lock guards it." if topic == "threading" and i < 20 else ""
+        (folder / f"{topic}-{i:03}.txt").write_text(
+            f"The {topic} module, part {i}. It documents {topic} functions and classes.{extra}\n"
+        )
+    return folder
+
+
+def test_local_index_ranks_hits_with_snippets_and_ids(kit: ad.Toolkit, corpus: Path) -> None:
+    index = LocalIndex()
+    assert index.add_folder(corpus, "*.txt") == 120
+    search = Search(kit, index)
+    res = search("thread-safe lock")
+    assert res.record.determinism is ad.Determinism.NONDETERMINISTIC
+    data = json.loads(res.payload)
+    assert data["backend"] == "local" and len(data["hits"]) == 10
+    top = sorted(Path(h["url"]).name for h in data["hits"][:2])
+    assert top == ["threading-000.txt", "threading-010.txt"]  # the two that say it
+    assert all("lock" in h["snippet"] for h in data["hits"][:2])
+    scores = [h["score"] for h in data["hits"]]
+    assert scores == sorted(scores, reverse=True) and scores[1] > scores[2]
+    hits = search.hits(res.id)
+    assert [h.record.key for h in hits] == [h["url"] for h in data["hits"]]
+    assert len({h.id for h in hits} | {res.id}) == 11
+    assert all(h.record.meta["found_by"] == res.id for h in hits)
+    text = kit.handle("search", {"query": "thread-safe lock"})
+    assert all(h.id in text for h in hits)
+
+
+def test_the_same_query_after_a_new_document_gives_another_answer(
+    kit: ad.Toolkit, corpus: Path
+) -> None:
+    index = LocalIndex()
+    index.add_folder(corpus, "*.txt")
+    search = Search(kit, index)
+    before = search("asyncio functions", limit=5)
+    again = search("asyncio functions", limit=5)
+    assert again.id == before.id  # the same answer: the same result, observed twice
+    index.add(
+        "https://docs.example/asyncio-guide",
+        "asyncio functions guide",
+        "All about asyncio functions, asyncio functions and more asyncio functions.",
+    )
+    after = search("asyncio functions", limit=5)
+    assert after.id != before.id
+    assert json.loads(after.payload)["hits"][0]["url"] == "https://docs.example/asyncio-guide"
+    assert search.queries(kit.session) == [("asyncio functions", "local")] * 3
+
+
+def test_an_empty_answer_is_kept_as_a_negative_finding(kit: ad.Toolkit) -> None:
+    index = LocalIndex()
+    index.add("https://x/1", "one", "nothing relevant here")
+    search = Search(kit, index)
+    res = search("zeppelin")
+    assert res.ok and json.loads(res.payload)["hits"] == []
+    assert kit.handle("search", {"query": "zeppelin"}) == "No results for 'zeppelin' (local)."
+
+
+def test_verify_is_refused(kit: ad.Toolkit) -> None:
+    index = LocalIndex()
+    index.add("https://x/1", "one", "alpha")
+    res = Search(kit, index)("alpha")
+    with pytest.raises(ad.NotReplayable, match="nondeterministic"):
+        kit.replay(res.id, verify=True)
+
+
+def test_a_later_fetch_of_a_hit_shares_its_key(kit: ad.Toolkit, server: LocalServer) -> None:
+    server.pages["/guide"] = Page(b"<title>Guide</title><p>the guide to locks</p>")
+    fetch = Fetch(kit)
+    index = LocalIndex()
+    index.add_page(fetch(server.url("/guide")))
+    found = Search(kit, index)("locks")
+    (hit,) = Search(kit, index, name="search2").hits(found.id)
+    later = fetch(json.loads(hit.payload)["url"])
+    linked = {r.tool for r in kit.store.records(key=later.record.key)}
+    assert linked == {"fetch", "search_hit"}
+    assert hit.record.meta["found_by"] == found.id
+
+
+def test_searxng_json_api() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    body = {
+        "query": "lock",
+        "number_of_results": 2,
+        "results": [
+            {
+                "url": "https://a.example/1",
+                "title": "Locks",
+                "content": "A lock is...",
+                "engine": "duckduckgo",
+                "score": 1.5,
+            },
+            {
+                "url": "https://b.example/2",
+                "title": "Mutex",
+                "content": "Mutual exclusion",
+                "engine": "wikipedia",
+                "score": 0.7,
+            },
+        ],
+        "answers": [],
+        "suggestions": [],
+    }
+    with respx.mock(assert_all_called=True) as mock:
+        route = mock.get("https://searx.example/search").mock(
+            return_value=httpx.Response(200, json=body)
+        )
+        res = Search(kit, SearXNG("https://searx.example/"))("lock")
+    assert route.calls.last.request.url.params["format"] == "json"
+    hits = json.loads(res.payload)["hits"]
+    assert [h["url"] for h in hits] == ["https://a.example/1", "https://b.example/2"]
+    assert hits[0]["snippet"] == "A lock is..."
+    assert res.record.args["backend"] == "searxng"
+
+
+def test_brave_web_api_keeps_no_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    store = ad.open_store(str(tmp_path / "store"))
+    kit = ad.Toolkit(store)
+    monkeypatch.setenv("BRAVE_API_KEY", "brv-key-7c1f9e")
+    body = {
+        "type": "search",
+        "query": {"original": "lock"},
+        "web": {
+            "type": "search",
+            "results": [
+                {
+                    "title": "Lock (computer science)",
+                    "url": "https://w.example/lock",
+                    "description": "A lock or mutex is a synchronization primitive.",
+                }
+            ],
+        },
+    }
+    with respx.mock(assert_all_called=True) as mock:
+        route = mock.get("https://api.search.brave.com/res/v1/web/search").mock(
+            return_value=httpx.Response(200, json=body)
+        )
+        res = Search(kit, BraveSearch(kit.secrets))("lock")
+    request = route.calls.last.request
+    assert request.headers["X-Subscription-Token"] == "brv-key-7c1f9e"
+    assert request.url.params["q"] == "lock"
+    assert json.loads(res.payload)["hits"][0]["snippet"].startswith("A lock or mutex")
+    store.close()
+    for file in (tmp_path / "store").rglob("*"):
+        if file.is_file():
+            assert b"brv-key-7c1f9e" not in file.read_bytes()
+
+
+def test_a_failing_backend_is_recorded_and_raised() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    with respx.mock:
+        respx.get("https://searx.example/search").mock(return_value=httpx.Response(503))
+        with pytest.raises(httpx.HTTPStatusError):
+            Search(kit, SearXNG("https://searx.example"))("lock")
+    (rec,) = kit.store.records()
+    assert rec.status is ad.Status.ERROR and rec.meta["query"] == "lock"

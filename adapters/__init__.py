@@ -7,6 +7,7 @@ one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()`
 from ._base import Adapter, Identity
 from ._searchindex import LocalIndex
 from ._websearch import BraveSearch, SearXNG
+from .api import Api, Scope
 from .fetch import Fetch, ResponseTooLarge
 from .files import Files
 from .memory import Memory, MemoryCommandError
@@ -15,6 +16,7 @@ from .shell import Shell
 
 __all__ = [
     "Adapter",
+    "Api",
     "BraveSearch",
     "Fetch",
     "Files",
@@ -24,6 +26,7 @@ __all__ = [
     "Memory",
     "MemoryCommandError",
     "ResponseTooLarge",
+    "Scope",
     "SearXNG",
     "Search",
     "SearchBackend",

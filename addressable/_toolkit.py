@@ -377,6 +377,17 @@ class Toolkit:
         except Exception as exc:
             return self.secrets.mask(f"error: {type(exc).__name__}: {exc}")
 
+    def outcome(self, id: str) -> Outcome | None:
+        """What is known now of an Action's effect: the outcome of its latest
+        verification (a record whose `meta.verifies` names it), else its own."""
+        record = self.get(id)
+        checks = [
+            r
+            for r in self.store.records()
+            if r.meta.get("verifies") == record.id and r.outcome is not None
+        ]
+        return checks[-1].outcome if checks else record.outcome
+
     def tokens(self, id: str) -> int:
         """The token count of a stored result, counted once and kept in the store."""
         record = self.get(id)

@@ -5,7 +5,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -90,11 +90,39 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ad.Store]:
     s.close()
 
 
+# Every credential a test hands to the toolkit, so that the stores can be searched for it.
+SECRET_VALUES: set[str] = set()
+
+
+@pytest.fixture
+def secret_env(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], str]:
+    """Set an environment variable to a fresh credential and remember its value."""
+
+    def make(name: str) -> str:
+        value = f"cred-{name.lower()}-{uuid.uuid4().hex}"
+        monkeypatch.setenv(name, value)
+        SECRET_VALUES.add(value)
+        return value
+
+    return make
+
+
+def assert_no_secrets(folder: Path) -> None:
+    """No credential any test used appears in the bytes of any file under `folder`."""
+    for file in folder.rglob("*"):
+        if file.is_file():
+            data = file.read_bytes()
+            leaked = [v for v in SECRET_VALUES if v.encode() in data]
+            assert not leaked, f"{file} holds a credential"
+
+
 @pytest.fixture
 def disk_store(tmp_path: Path) -> Iterator[ad.DiskStore]:
+    """A disk store; after the test, its files are searched for every credential used."""
     s = ad.DiskStore(tmp_path / "store")
     yield s
     s.close()
+    assert_no_secrets(tmp_path / "store")
 
 
 @pytest.fixture

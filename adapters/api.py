@@ -1,0 +1,352 @@
+"""Api: JSON over HTTP as named identities, within a scope; writes are Actions.
+
+A GET is a Reference keyed by method, URL and identity, with a max age. POST, PUT,
+PATCH and DELETE are Actions: each attempt is sent once (never retried on its own) with
+an Idempotency-Key header, and optionally a marker written into the request body, so
+that a later read can tell whether it took effect. The outcome comes from what is known:
+
+    2xx                                  completed
+    4xx other than 408 and 429           not_applied
+    408, 429, 5xx                        unknown
+    no connection made (nothing sent)    not_applied
+    a timeout or a reset after sending   unknown
+
+`verify(action_id, identity=...)` reads the resource and compares the marker (or, with
+no marker, the fields written), recording `completed`, `not_applied` or `unknown`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict
+
+import addressable as ad
+
+from ._base import Adapter, Identity, schema
+from ._urls import normalize_url, origin
+
+Action = Literal["read", "replay", "reversible-write", "write"]
+WRITES = {
+    "POST": "write",
+    "DELETE": "write",
+    "PUT": "reversible-write",
+    "PATCH": "reversible-write",
+}
+VERIFY_TOOL = "api_verify"
+DEFAULT_TIMEOUT = 10.0  # seconds
+DEFAULT_MAX_AGE = timedelta(minutes=5)  # how long a read may be relied on
+
+
+class Scope(BaseModel):
+    """What an Api adapter may do: which origins, as which identities, which actions.
+    A call outside it raises `ScopeError` and nothing is sent. "write" allows
+    reversible writes too."""
+
+    model_config = ConfigDict(frozen=True)
+
+    origins: tuple[str, ...]
+    identities: tuple[str, ...] | None = None  # None: every identity the adapter knows
+    actions: frozenset[Action] = frozenset({"read", "replay"})
+
+    def check(self, url: str, identity: str, action: Action) -> None:
+        where = origin(url)
+        if where not in {origin(o) for o in self.origins}:
+            raise ad.ScopeError(f"{where} is not an allowed origin; nothing was sent")
+        if self.identities is not None and identity not in self.identities:
+            raise ad.ScopeError(f"identity {identity!r} is outside the scope; nothing was sent")
+        allowed = self.actions | ({"reversible-write"} if "write" in self.actions else set())
+        if action not in allowed:
+            raise ad.ScopeError(f"{action} is outside the scope; nothing was sent")
+
+
+class Api(Adapter):
+    """JSON APIs over httpx, as named identities whose credentials are secret references."""
+
+    name = "api"
+    description = (
+        "Call a JSON HTTP API as one of the configured identities. GET reads; POST, PUT, "
+        "PATCH and DELETE write and report their outcome: completed, not_applied or "
+        "unknown. When it is unknown, use method VERIFY with the action_id before any "
+        "retry."
+    )
+    input_schema = schema(
+        {
+            "method": {
+                "type": "string",
+                "enum": ["GET", "POST", "PUT", "PATCH", "DELETE", "VERIFY"],
+            },
+            "url": {"type": "string"},
+            "identity": {"type": "string"},
+            "body": {"type": "object", "description": "the JSON body of a write"},
+            "action_id": {"type": "string", "description": "for VERIFY: the write to check"},
+        },
+        ["method", "identity"],
+    )
+
+    def __init__(
+        self,
+        kit: ad.Toolkit,
+        *,
+        identities: Iterable[Identity],
+        scope: Scope,
+        client: httpx.Client | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_age: timedelta = DEFAULT_MAX_AGE,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(kit, name)
+        self.identities = {i.name: i for i in identities}
+        self.scope = scope
+        # No retries: a write is sent once, whatever happens to it.
+        self._client = client or httpx.Client(
+            timeout=timeout, transport=httpx.HTTPTransport(retries=0)
+        )
+        self.max_age = max_age
+        kit.on_rerun(self.name, self._reread)
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, url: str, *, identity: str, action: Action = "read") -> ad.Result:
+        """GET `url` as `identity`: a Reference with a max age."""
+        self._check(url, identity, action)
+        args = {"method": "GET", "url": url, "identity": identity}
+        key = f"GET {normalize_url(url)} as {identity}"
+        try:
+            response = self._client.get(url, headers=self._headers(identity))
+        except httpx.HTTPError as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            self.kit.record(
+                self.name,
+                args,
+                message.encode(),
+                determinism="deterministic",
+                key=key,
+                status=ad.Status.ERROR,
+                error=message,
+            )
+            raise
+        options: ad.RecordOptions = {
+            "key": key,
+            "max_age": self.max_age,
+            "media_type": response.headers.get("content-type", "application/json"),
+            "meta": {"status_code": response.status_code},
+        }
+        if response.status_code >= 400:
+            options["status"] = ad.Status.ERROR
+            options["error"] = f"HTTP {response.status_code} {response.reason_phrase} for {url}"
+        return self.kit.record(
+            self.name, args, response.content, determinism="deterministic", **options
+        )
+
+    def _reread(self, record: ad.Record) -> ad.Result:
+        return self.get(
+            str(record.args["url"]), identity=str(record.args["identity"]), action="replay"
+        )
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def post(self, url: str, **kwargs: Any) -> ad.Result:
+        return self.write("POST", url, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> ad.Result:
+        return self.write("PUT", url, **kwargs)
+
+    def patch(self, url: str, **kwargs: Any) -> ad.Result:
+        return self.write("PATCH", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> ad.Result:
+        return self.write("DELETE", url, **kwargs)
+
+    def write(
+        self,
+        method: str,
+        url: str,
+        *,
+        identity: str,
+        json_body: dict[str, Any] | None = None,
+        marker_field: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> ad.Result:
+        """Send one write and record the Action with the outcome that is known.
+
+        With `marker_field`, a marker unique to this attempt is written into that field
+        of the body, for `verify` to look for. Transport failures are not raised: they
+        are outcomes (`not_applied` if nothing was sent, else `unknown`).
+        """
+        method = method.upper()
+        if method not in WRITES:
+            raise ValueError(f"{method} is not a write: use {', '.join(WRITES)}")
+        self._check(url, identity, WRITES[method])  # type: ignore[arg-type]
+        key = idempotency_key or uuid.uuid4().hex
+        body = dict(json_body) if json_body is not None else None
+        marker = None
+        if marker_field is not None:
+            marker = f"ad-{key[:16]}"
+            body = {**(body or {}), marker_field: marker}
+        headers = {**self._headers(identity), "Idempotency-Key": key}
+        args: dict[str, Any] = {"method": method, "url": url, "identity": identity, "body": body}
+        meta: dict[str, Any] = {"marker": marker, "marker_field": marker_field}
+        try:
+            response = self._client.request(method, url, json=body, headers=headers)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            return self._action(args, key, meta, ad.Outcome.NOT_APPLIED, exc, sent=False)
+        except httpx.HTTPError as exc:  # timeouts and resets after the request went out
+            return self._action(args, key, meta, ad.Outcome.UNKNOWN, exc, sent=True)
+        code = response.status_code
+        if 200 <= code < 300:
+            outcome = ad.Outcome.COMPLETED
+        elif 400 <= code < 500 and code not in (408, 429):
+            outcome = ad.Outcome.NOT_APPLIED
+        else:
+            outcome = ad.Outcome.UNKNOWN
+        meta["status_code"] = code
+        error = None if outcome is ad.Outcome.COMPLETED else f"HTTP {code} {response.reason_phrase}"
+        return self.kit.record(
+            self.name,
+            args,
+            response.content,
+            determinism="side_effect",
+            outcome=outcome,
+            idempotency_key=key,
+            meta=meta,
+            media_type=response.headers.get("content-type", "application/json"),
+            status=ad.Status.OK if error is None else ad.Status.ERROR,
+            error=error,
+        )
+
+    def _action(
+        self,
+        args: dict[str, Any],
+        key: str,
+        meta: dict[str, Any],
+        outcome: ad.Outcome,
+        exc: BaseException,
+        *,
+        sent: bool,
+    ) -> ad.Result:
+        when = "after sending" if sent else "before anything was sent"
+        message = f"{type(exc).__name__} {when}: {exc}"
+        return self.kit.record(
+            self.name,
+            args,
+            message.encode(),
+            determinism="side_effect",
+            outcome=outcome,
+            idempotency_key=key,
+            meta=meta,
+            status=ad.Status.ERROR,
+            error=message,
+        )
+
+    # -- verification ------------------------------------------------------------------
+
+    def verify(self, action_id: str, *, identity: str, read: str | None = None) -> ad.Result:
+        """Read the resource an Action wrote (or `read`) as `identity` and record whether
+        the write took effect: the marker (or the fields written) present is
+        `completed`, absent is `not_applied`, a failed read is `unknown`."""
+        action = self.kit.get(action_id)
+        if action.tool != self.name or action.determinism is not ad.Determinism.SIDE_EFFECT:
+            raise ValueError(f"{action.id} is not a write of this adapter")
+        url = read or str(action.args["url"])
+        args = {"action": action.id, "read": url, "identity": identity}
+        try:
+            seen = self.get(url, identity=identity)
+        except httpx.HTTPError as exc:
+            outcome, why, read_id = ad.Outcome.UNKNOWN, f"the read failed: {exc}", None
+        else:
+            outcome, why = _judge(action, seen)
+            read_id = seen.id
+        what = f"{action.args['method']} {action.args['url']}"
+        text = f"action {action.id} ({what}): {outcome.value}; {why}"
+        return self.kit.record(
+            VERIFY_TOOL,
+            args,
+            text.encode(),
+            determinism="nondeterministic",
+            outcome=outcome,
+            meta={"verifies": action.id, "read": read_id},
+        )
+
+    def outcome(self, action_id: str) -> ad.Outcome | None:
+        """What is known of an Action now: its latest verification, else its own."""
+        return self.kit.outcome(action_id)
+
+    # -- the model's side --------------------------------------------------------------
+
+    def handle(self, arguments: dict[str, Any]) -> str:
+        method = str(arguments.get("method", "GET")).upper()
+        identity = str(arguments["identity"])
+        if method == "VERIFY":
+            return self.verify(
+                str(arguments["action_id"]), identity=identity, read=arguments.get("url")
+            ).text
+        url = str(arguments["url"])
+        if method == "GET":
+            result = self.get(url, identity=identity)
+            return result.text if result.ok else f"error: {result.record.error}\n{result.text}"
+        result = self.write(method, url, identity=identity, json_body=arguments.get("body"))
+        rec = result.record
+        head = f"[action {rec.id}: {rec.outcome.value if rec.outcome else '?'}"
+        if rec.outcome is ad.Outcome.UNKNOWN:
+            head += "; it may or may not have taken effect: VERIFY it before any retry"
+        return f"{head}]\n{result.text}"
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _check(self, url: str, identity: str, action: Action) -> None:
+        if identity not in self.identities:
+            known = ", ".join(sorted(self.identities)) or "none"
+            raise ad.ScopeError(
+                f"no identity named {identity!r} (known: {known}); nothing was sent"
+            )
+        self.scope.check(url, identity, action)
+
+    def _headers(self, identity: str) -> dict[str, str]:
+        return {
+            "Accept": "application/json",
+            **self.identities[identity].resolved_headers(self.kit.secrets),
+        }
+
+
+def _judge(action: ad.Record, seen: ad.Result) -> tuple[ad.Outcome, str]:
+    code = seen.record.meta.get("status_code")
+    method = str(action.args["method"])
+    if method == "DELETE" and code in (404, 410):
+        return ad.Outcome.COMPLETED, f"the resource is gone (HTTP {code})"
+    if not isinstance(code, int) or code >= 500 or code in (408, 429):
+        return ad.Outcome.UNKNOWN, f"the read answered HTTP {code}"
+    if code >= 400:
+        return ad.Outcome.NOT_APPLIED, f"the resource cannot be read (HTTP {code})"
+    if method == "DELETE":
+        return ad.Outcome.NOT_APPLIED, "the resource is still there"
+    try:
+        current = json.loads(seen.payload)
+    except ValueError:
+        return ad.Outcome.UNKNOWN, "the resource is not JSON"
+    marker = action.meta.get("marker")
+    if isinstance(marker, str):
+        if _contains(current, marker):
+            return ad.Outcome.COMPLETED, f"the marker {marker} is in the resource"
+        return ad.Outcome.NOT_APPLIED, f"the marker {marker} is not in the resource"
+    body = action.args.get("body")
+    if isinstance(body, dict) and isinstance(current, dict):
+        if all(current.get(k) == v for k, v in body.items()):
+            return ad.Outcome.COMPLETED, "every field written has the value written"
+        return ad.Outcome.NOT_APPLIED, "some field written has another value"
+    return ad.Outcome.UNKNOWN, "nothing to compare: write with marker_field to verify"
+
+
+def _contains(value: Any, marker: str) -> bool:
+    if isinstance(value, str):
+        return marker in value
+    if isinstance(value, dict):
+        return any(_contains(v, marker) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains(v, marker) for v in value)
+    return False

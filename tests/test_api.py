@@ -1,0 +1,262 @@
+"""The Api adapter against a real invoice server on 127.0.0.1 (respx only for what a
+real server cannot do on demand: a reset after the request went out)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+import addressable as ad
+from addressable.adapters import Api, Identity, Scope
+
+from .httpserver import LocalServer, Reply, Request
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
+    return disk_kit
+
+
+class Invoices:
+    """Invoice 1042, owned by user_a; a PATCH can be applied late, or never."""
+
+    def __init__(self, server: LocalServer, tokens: dict[str, str]) -> None:
+        self.invoice: dict[str, Any] = {"id": 1042, "owner": "user_a", "status": "open", "memo": ""}
+        self.owners = {
+            f"Bearer {tokens['user_a']}": "user_a",
+            f"Bearer {tokens['user_b']}": "user_b",
+        }
+        self.apply = True
+        self.delay = 0.0
+        self.reply_status = 200
+        self.echo_token = False
+        server.routes[("GET", "/invoices/1042")] = self.read
+        server.routes[("PATCH", "/invoices/1042")] = self.patch
+
+    def _who(self, request: Request) -> str | None:
+        return self.owners.get(request.headers.get("Authorization", ""))
+
+    def read(self, request: Request) -> Reply:
+        if self._who(request) != self.invoice["owner"]:
+            return Reply(403, b'{"error": "forbidden"}', {"Content-Type": "application/json"})
+        body = dict(self.invoice)
+        if self.echo_token:
+            body["seen_auth"] = request.headers.get("Authorization")
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    def patch(self, request: Request) -> Reply:
+        if self._who(request) != self.invoice["owner"]:
+            return Reply(403, b'{"error": "forbidden"}', {"Content-Type": "application/json"})
+        if self.apply:
+            self.invoice.update(json.loads(request.body))
+        return Reply(
+            self.reply_status,
+            json.dumps(self.invoice).encode(),
+            {"Content-Type": "application/json"},
+            delay=self.delay,
+        )
+
+
+@pytest.fixture
+def tokens(secret_env: Callable[[str], str]) -> dict[str, str]:
+    return {"user_a": secret_env("TOKEN_A"), "user_b": secret_env("TOKEN_B")}
+
+
+@pytest.fixture
+def invoices(server: LocalServer, tokens: dict[str, str]) -> Invoices:
+    return Invoices(server, tokens)
+
+
+IDENTITIES = [
+    Identity(name="user_a", headers={"Authorization": "Bearer secret:env:TOKEN_A"}),
+    Identity(name="user_b", headers={"Authorization": "Bearer secret:env:TOKEN_B"}),
+]
+
+
+def make_api(
+    kit: ad.Toolkit,
+    server: LocalServer,
+    *,
+    timeout: float = 2.0,
+    identities: tuple[str, ...] | None = ("user_a",),
+) -> Api:
+    scope = Scope(
+        origins=(server.url(),),
+        identities=identities,
+        actions=frozenset({"read", "replay", "write"}),
+    )
+    return Api(kit, identities=IDENTITIES, scope=scope, timeout=timeout)
+
+
+def test_a_get_is_a_reference_with_a_max_age(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    api = make_api(kit, server)
+    res = api.get(server.url("/invoices/1042"), identity="user_a")
+    assert json.loads(res.payload)["owner"] == "user_a"
+    rec = res.record
+    assert rec.determinism is ad.Determinism.DETERMINISTIC and rec.max_age is not None
+    assert rec.key == f"GET {server.url('/invoices/1042')} as user_a"
+    assert kit.replay(res.id, verify=True).changed is False
+    invoices.invoice["status"] = "paid"
+    assert kit.replay(res.id, verify=True).changed is True
+
+
+def test_a_patch_outside_the_scope_is_refused_and_nothing_is_sent(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    api = make_api(kit, server)
+    with pytest.raises(ad.ScopeError, match="identity 'user_b' is outside the scope"):
+        api.patch(server.url("/invoices/1042"), identity="user_b", json_body={"status": "void"})
+    with pytest.raises(ad.ScopeError, match="not an allowed origin"):
+        api.patch("http://127.0.0.2:9/invoices/1042", identity="user_a", json_body={})
+    reader = Api(kit, identities=IDENTITIES, name="reader", scope=Scope(origins=(server.url(),)))
+    with pytest.raises(ad.ScopeError, match="reversible-write is outside the scope"):
+        reader.patch(server.url("/invoices/1042"), identity="user_a", json_body={})
+    assert server.requests == []
+    assert invoices.invoice["status"] == "open"
+
+
+def test_a_late_answer_is_unknown_until_verify_finds_it_applied(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    api = make_api(kit, server, timeout=0.3)
+    invoices.delay = 1.5  # applied at once, answered after the client has given up
+    res = api.patch(
+        server.url("/invoices/1042"),
+        identity="user_a",
+        json_body={"status": "paid"},
+        marker_field="memo",
+    )
+    rec = res.record
+    assert rec.outcome is ad.Outcome.UNKNOWN and rec.status is ad.Status.ERROR
+    assert rec.error is not None and rec.error.startswith("ReadTimeout after sending")
+    patches = [r for r in server.requests if r.method == "PATCH"]
+    assert len(patches) == 1  # sent once: never retried on its own
+    assert patches[0].headers["Idempotency-Key"] == rec.idempotency_key
+    marker = rec.meta["marker"]
+    assert json.loads(patches[0].body) == {"status": "paid", "memo": marker}
+    invoices.delay = 0.0
+    checked = api.verify(res.id, identity="user_a")
+    assert checked.record.outcome is ad.Outcome.COMPLETED
+    assert checked.record.meta["verifies"] == res.id
+    assert api.outcome(res.id) is ad.Outcome.COMPLETED
+    assert kit.get(res.id).outcome is ad.Outcome.UNKNOWN  # the record itself never changes
+
+
+def test_a_write_never_applied_nor_answered_is_not_applied_after_verify(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    api = make_api(kit, server, timeout=0.3)
+    invoices.apply, invoices.delay = False, 1.5
+    res = api.patch(
+        server.url("/invoices/1042"),
+        identity="user_a",
+        json_body={"status": "paid"},
+        marker_field="memo",
+    )
+    assert res.record.outcome is ad.Outcome.UNKNOWN
+    invoices.delay = 0.0
+    assert api.verify(res.id, identity="user_a").record.outcome is ad.Outcome.NOT_APPLIED
+    assert kit.outcome(res.id) is ad.Outcome.NOT_APPLIED
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [
+        pytest.param(200, ad.Outcome.COMPLETED, id="2xx"),
+        pytest.param(404, ad.Outcome.NOT_APPLIED, id="404"),
+        pytest.param(409, ad.Outcome.NOT_APPLIED, id="409"),
+        pytest.param(408, ad.Outcome.UNKNOWN, id="408"),
+        pytest.param(429, ad.Outcome.UNKNOWN, id="429"),
+        pytest.param(500, ad.Outcome.UNKNOWN, id="500"),
+        pytest.param(503, ad.Outcome.UNKNOWN, id="503"),
+    ],
+)
+def test_outcome_by_status(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices, status: int, outcome: ad.Outcome
+) -> None:
+    invoices.reply_status = status
+    res = make_api(kit, server).patch(
+        server.url("/invoices/1042"), identity="user_a", json_body={"status": "paid"}
+    )
+    assert res.record.outcome is outcome
+    assert res.record.meta["status_code"] == status
+
+
+def test_nothing_sent_is_not_applied(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    api = make_api(kit, server)
+    url = server.url("/invoices/1042")
+    server.stop()
+    res = api.patch(url, identity="user_a", json_body={"status": "paid"})
+    assert res.record.outcome is ad.Outcome.NOT_APPLIED
+    assert "before anything was sent" in (res.record.error or "")
+
+
+def test_a_reset_after_sending_and_a_5xx_after_the_write_are_unknown(
+    kit: ad.Toolkit, secret_env: Callable[[str], str]
+) -> None:
+    secret_env("TOKEN_A")
+    api = Api(
+        kit,
+        identities=IDENTITIES[:1],
+        scope=Scope(origins=("https://billing.example",), actions=frozenset({"read", "write"})),
+    )
+    url = "https://billing.example/invoices/7"
+    with respx.mock:
+        respx.patch(url).mock(side_effect=httpx.RemoteProtocolError("connection reset"))
+        reset = api.patch(url, identity="user_a", json_body={"status": "paid"})
+        respx.post("https://billing.example/invoices").mock(
+            return_value=httpx.Response(502, json={"error": "bad gateway"})
+        )
+        gateway = api.post(
+            "https://billing.example/invoices", identity="user_a", json_body={"amount": 10}
+        )
+    assert reset.record.outcome is ad.Outcome.UNKNOWN
+    assert "after sending" in (reset.record.error or "")
+    assert gateway.record.outcome is ad.Outcome.UNKNOWN
+
+
+def test_a_masked_value_says_so(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices, tokens: dict[str, str]
+) -> None:
+    invoices.echo_token = True
+    api = make_api(kit, server)
+    res = api.get(server.url("/invoices/1042"), identity="user_a")
+    assert tokens["user_a"] not in res.text
+    assert json.loads(res.payload)["seen_auth"] == "Bearer [secret:env:TOKEN_A]"
+    text = kit.handle(
+        "api", {"method": "GET", "url": server.url("/invoices/1042"), "identity": "user_a"}
+    )
+    assert "[secret:env:TOKEN_A]" in text and tokens["user_a"] not in text
+
+
+def test_the_model_can_write_and_verify(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    make_api(kit, server)
+    text = kit.handle(
+        "api",
+        {
+            "method": "PATCH",
+            "url": server.url("/invoices/1042"),
+            "identity": "user_a",
+            "body": {"status": "paid"},
+        },
+    )
+    assert text.startswith("[action ") and ": completed]" in text.splitlines()[0]
+    action_id = text.split()[1].rstrip(":")
+    checked = kit.handle("api", {"method": "VERIFY", "action_id": action_id, "identity": "user_a"})
+    assert checked.endswith("completed; every field written has the value written")
+    refused = kit.handle(
+        "api",
+        {"method": "PATCH", "url": server.url("/invoices/1042"), "identity": "user_b", "body": {}},
+    )
+    assert refused.startswith("error: ScopeError")

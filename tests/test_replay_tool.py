@@ -1,0 +1,115 @@
+"""`replay_result`: the exact payload back, parts of it on request, and errors as text."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+import addressable as ad
+
+from .conftest import FakeClock
+
+TEXT = "".join(f"line {n}: {'needle' if n in (20, 50) else 'hay'}\n" for n in range(1, 101))
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
+    return disk_kit
+
+
+@pytest.fixture
+def stored(kit: ad.Toolkit) -> ad.Result:
+    return kit.record(
+        "shell", {"command": "cat big.txt"}, TEXT.encode(), determinism="nondeterministic"
+    )
+
+
+def replay(kit: ad.Toolkit, **arguments: object) -> str:
+    return kit.handle("replay_result", arguments)
+
+
+def test_no_range_pattern_or_cap_gives_the_whole_payload(
+    kit: ad.Toolkit, stored: ad.Result
+) -> None:
+    assert replay(kit, id=stored.id) == TEXT
+    assert replay(kit, id=stored.id[:8].upper()) == TEXT
+
+
+def test_a_line_range(kit: ad.Toolkit, stored: ad.Result) -> None:
+    out = replay(kit, id=stored.id, start_line=3, end_line=5)
+    assert out == "[lines 3-5 of 100]\n3: line 3: hay\n4: line 4: hay\n5: line 5: hay"
+
+
+def test_a_pattern_with_context(kit: ad.Toolkit, stored: ad.Result) -> None:
+    out = replay(kit, id=stored.id, pattern="needle")
+    lines = out.splitlines()
+    assert lines[0] == "[2 lines match 'needle' of 100]"
+    assert lines[1:6] == [f"{n}: line {n}: {'needle' if n == 20 else 'hay'}" for n in range(18, 23)]
+    assert lines[6] == "--" and lines[9] == "50: line 50: needle"
+    assert replay(kit, id=stored.id, pattern="[unclosed").startswith("[0 lines match")
+
+
+def test_a_token_cap(kit: ad.Toolkit, stored: ad.Result) -> None:
+    out = replay(kit, id=stored.id, max_tokens=40)
+    assert ad.count_tokens(out) < 80
+    assert out.splitlines()[-1].startswith("[truncated at about 40 tokens: ask with start_line=")
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        pytest.param("zzzz-not-an-id", "error: 'zzzz-not-an-id' is not a result id", id="bad"),
+        pytest.param("", "error: replay_result needs the id a stub shows", id="empty"),
+        pytest.param(
+            "0000000000000000", "error: no result with id 0000000000000000.", id="unknown"
+        ),
+    ],
+)
+def test_errors_are_short_texts(
+    kit: ad.Toolkit, stored: ad.Result, given: str, expected: str
+) -> None:
+    assert replay(kit, id=given).startswith(expected)
+
+
+def test_an_unknown_id_names_close_ones(kit: ad.Toolkit, stored: ad.Result) -> None:
+    near = stored.id[:10] + ("0" if stored.id[10] != "0" else "1") + stored.id[11:]
+    out = replay(kit, id=near)
+    assert out.startswith(f"error: no result with id {near}.")
+    assert f"Close ids: {stored.id}." in out
+
+
+def test_an_ambiguous_prefix_lists_candidates(kit: ad.Toolkit) -> None:
+    base = ad.Record(
+        id="abcdef0000000001",
+        tool="t",
+        args={},
+        determinism="deterministic",
+        content_hash=ad.ids.content_hash(b"p"),
+        size=1,
+        media_type="text/plain",
+        observed_at=kit.clock(),
+    )
+    kit.store.put(base, b"p")
+    kit.store.put(base.model_copy(update={"id": "abcdef0000000002"}), b"p")
+    out = replay(kit, id="abcdef")
+    assert "abcdef0000000001, abcdef0000000002" in out and "full id" in out
+
+
+def test_an_expired_result_says_so(kit: ad.Toolkit, stored: ad.Result, clock: FakeClock) -> None:
+    kit.store.gc(max_age=timedelta(0), now=clock.now + timedelta(days=1))
+    assert replay(kit, id=stored.id).startswith(f"error: result {stored.id} expired")
+
+
+def test_binary_is_described_not_dumped(kit: ad.Toolkit) -> None:
+    res = kit.record(
+        "files",
+        {"path": "logo.png"},
+        b"\x89PNG\x00\xff\xfe",
+        determinism="deterministic",
+        media_type="image/png",
+    )
+    assert (
+        replay(kit, id=res.id)
+        == "[binary content: 7 bytes of image/png; it cannot be shown as text]"
+    )

@@ -120,15 +120,12 @@ class Api(Adapter):
         try:
             response = self._client.get(url, headers=self._headers(identity))
         except httpx.HTTPError as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            self.kit.record(
+            self.kit.record_failure(
                 self.name,
                 args,
-                message.encode(),
+                exc,
                 determinism="deterministic",
                 key=key,
-                status=ad.Status.ERROR,
-                error=message,
             )
             raise
         options: ad.RecordOptions = {

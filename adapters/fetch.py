@@ -188,15 +188,12 @@ class Fetch(Adapter):
         )
 
     def _record_failure(self, url: str, identity: str | None, exc: BaseException) -> None:
-        message = f"{type(exc).__name__}: {exc}"
-        self.kit.record(
+        self.kit.record_failure(
             self.name,
             self._args(url, identity),
-            message.encode(),
+            exc,
             determinism=ad.Determinism.DETERMINISTIC,
             key=self._key(url, identity),
-            status=ad.Status.ERROR,
-            error=message,
         )
 
     def _latest(self, url: str, identity: str | None) -> ad.Record | None:

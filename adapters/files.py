@@ -68,14 +68,11 @@ class Files(Adapter):
                 )
             data = full.read_bytes()
         except (OSError, ad.ScopeError) as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            self.kit.record(
+            self.kit.record_failure(
                 self.name,
                 args,
-                message.encode(),
+                exc,
                 determinism="deterministic",
-                status=ad.Status.ERROR,
-                error=message,
                 key=relative,
             )
             raise
@@ -113,14 +110,11 @@ class Files(Adapter):
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            self.kit.record(
+            self.kit.record_failure(
                 self.name,
                 args,
-                message.encode(),
+                exc,
                 determinism="side_effect",
-                status=ad.Status.ERROR,
-                error=message,
                 outcome=ad.Outcome.NOT_APPLIED,
             )
             raise

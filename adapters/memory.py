@@ -82,14 +82,11 @@ class Memory(Adapter):
         try:
             summary, artifact = getattr(self, f"_{command}")(arguments)
         except (MemoryCommandError, OSError, KeyError) as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            self.kit.record(
+            self.kit.record_failure(
                 self.name,
                 args,
-                message.encode(),
+                exc,
                 determinism="side_effect",
-                status=ad.Status.ERROR,
-                error=message,
                 outcome=ad.Outcome.NOT_APPLIED,
             )
             raise
@@ -125,17 +122,11 @@ class Memory(Adapter):
             body = "".join(f"{n:6}\t{lines[n - 1]}\n" for n in range(max(first, 1), last + 1))
             text = f"Content of {shown}:\n{body}"
         else:
-            message = f"FileNotFoundError: {shown} does not exist"
-            self.kit.record(
-                self.name,
-                args,
-                message.encode(),
-                determinism="deterministic",
-                status=ad.Status.ERROR,
-                error=message,
-                key=f"memory:{shown}",
+            missing = FileNotFoundError(f"{shown} does not exist")
+            self.kit.record_failure(
+                self.name, args, missing, determinism="deterministic", key=f"memory:{shown}"
             )
-            raise FileNotFoundError(f"{shown} does not exist")
+            raise missing
         key = f"memory:{shown}@{self.revision(full)}"
         return self.kit.record(self.name, args, text.encode(), determinism="deterministic", key=key)
 

@@ -76,14 +76,11 @@ class Search(Adapter):
         try:
             hits = self.backend.search(query, limit)
         except Exception as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            self.kit.record(
+            self.kit.record_failure(
                 self.name,
                 args,
-                message.encode(),
+                exc,
                 determinism="nondeterministic",
-                status=ad.Status.ERROR,
-                error=message,
                 meta={"query": query, "backend": self.backend.name},
             )
             raise

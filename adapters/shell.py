@@ -98,16 +98,13 @@ class Shell(Adapter):
                 start_new_session=True,
             )
         except OSError as exc:
-            message = f"{type(exc).__name__}: {exc}"
             outcome = ad.Outcome.NOT_APPLIED if determinism is ad.Determinism.SIDE_EFFECT else None
-            self.kit.record(
+            self.kit.record_failure(
                 self.name,
                 args,
-                message.encode(),
+                exc,
                 determinism=determinism,
                 key=key,
-                status=ad.Status.ERROR,
-                error=message,
                 outcome=outcome,
             )
             raise

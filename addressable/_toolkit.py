@@ -232,6 +232,22 @@ class Toolkit:
         """
         return self._store(tool, args, canonical_args(args), payload, determinism, options)
 
+    def record_failure(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        exc: BaseException,
+        *,
+        determinism: Determinism | str,
+        **options: Unpack[RecordOptions],
+    ) -> Result:
+        """Record a call that raised: status error, the exception ("Type: message") as
+        both the payload and the error. The caller re-raises it."""
+        message = f"{type(exc).__name__}: {exc}"
+        failed: RecordOptions = {**options, "status": Status.ERROR, "error": message}
+        payload = message.encode("utf-8")
+        return self._store(tool, args, canonical_args(args), payload, determinism, failed)
+
     def _store(
         self,
         tool: str,

@@ -29,6 +29,24 @@ class FakeClock:
         self.now += timedelta(**kwargs)
 
 
+def put_two_sharing_a_prefix(store: ad.Store, when: datetime) -> tuple[str, str]:
+    """Store two records whose ids share the prefix abcdef; returns their ids."""
+    ids = ("abcdef0000000001", "abcdef0000000002")
+    base = ad.Record(
+        id=ids[0],
+        tool="t",
+        args={},
+        determinism="deterministic",
+        content_hash=ad.ids.content_hash(b"p"),
+        size=1,
+        media_type="text/plain",
+        observed_at=when,
+    )
+    store.put(base, b"p")
+    store.put(base.model_copy(update={"id": ids[1]}), b"p")
+    return ids
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -12,6 +10,8 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
+
+from .writer import run_writers
 
 WRITER = str(Path(__file__).with_name("writer.py"))
 
@@ -22,17 +22,7 @@ def fresh(redis_url: str) -> str:
 
 def test_four_processes_share_one_redis_store(redis_url: str) -> None:
     url = fresh(redis_url)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, WRITER, url, f"w{n}", "500"], stdout=subprocess.PIPE, text=True
-        )
-        for n in range(4)
-    ]
-    outputs = []
-    for p in procs:
-        with p:
-            outputs.append(p.communicate(timeout=600)[0].split())
-    assert [p.returncode for p in procs] == [0, 0, 0, 0]
+    outputs = run_writers(url, 4, 500)
     with ad.open_store(url) as store:
         kit = ad.Toolkit(store)
         records = list(store.records())

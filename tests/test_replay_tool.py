@@ -8,7 +8,7 @@ import pytest
 
 import addressable as ad
 
-from .conftest import FakeClock
+from .conftest import FakeClock, put_two_sharing_a_prefix
 
 TEXT = "".join(f"line {n}: {'needle' if n in (20, 50) else 'hay'}\n" for n in range(1, 101))
 
@@ -80,18 +80,7 @@ def test_an_unknown_id_names_close_ones(kit: ad.Toolkit, stored: ad.Result) -> N
 
 
 def test_an_ambiguous_prefix_lists_candidates(kit: ad.Toolkit) -> None:
-    base = ad.Record(
-        id="abcdef0000000001",
-        tool="t",
-        args={},
-        determinism="deterministic",
-        content_hash=ad.ids.content_hash(b"p"),
-        size=1,
-        media_type="text/plain",
-        observed_at=kit.clock(),
-    )
-    kit.store.put(base, b"p")
-    kit.store.put(base.model_copy(update={"id": "abcdef0000000002"}), b"p")
+    put_two_sharing_a_prefix(kit.store, kit.clock())
     out = replay(kit, id="abcdef")
     assert "abcdef0000000001, abcdef0000000002" in out and "full id" in out
 

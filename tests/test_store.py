@@ -10,7 +10,7 @@ import pytest
 import addressable as ad
 from addressable._stores._kv import BLOB, blob_key
 
-from .conftest import FakeClock
+from .conftest import FakeClock, put_two_sharing_a_prefix
 
 T0 = datetime(2026, 3, 11, 9, 0, tzinfo=UTC)
 
@@ -56,18 +56,7 @@ def test_resolve_prefixes_like_git(kit: ad.Toolkit) -> None:
 
 
 def test_ambiguous_prefix_lists_the_candidates(store: ad.Store) -> None:
-    base = ad.Record(
-        id="abcdef0000000001",
-        tool="t",
-        args={},
-        determinism="deterministic",
-        content_hash=ad.ids.content_hash(b"p"),
-        size=1,
-        media_type="text/plain",
-        observed_at=T0,
-    )
-    store.put(base, b"p")
-    store.put(base.model_copy(update={"id": "abcdef0000000002"}), b"p")
+    put_two_sharing_a_prefix(store, T0)
     with pytest.raises(ad.AmbiguousId) as info:
         store.resolve("abcdef")
     assert info.value.candidates == ["abcdef0000000001", "abcdef0000000002"]

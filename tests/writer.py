@@ -28,5 +28,25 @@ def main() -> None:
         print(res.id, flush=True)
 
 
+def run_writers(store: str, writers: int, count: int) -> list[list[str]]:
+    """Start `writers` writer processes on one store at once; the ids each printed."""
+    import subprocess
+
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, store, f"w{n}", str(count)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(writers)
+    ]
+    outputs = []
+    for proc in procs:
+        with proc:
+            outputs.append(proc.communicate(timeout=600)[0].split())
+    assert [p.returncode for p in procs] == [0] * writers
+    return outputs
+
+
 if __name__ == "__main__":
     main()

@@ -5,15 +5,12 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
 import addressable as ad
 
 from .writer import run_writers
-
-WRITER = str(Path(__file__).with_name("writer.py"))
 
 
 def fresh(redis_url: str) -> str:

@@ -190,3 +190,19 @@ def test_the_key_is_the_normalised_url(fetch: Fetch, server: LocalServer) -> Non
     server.pages["/doc?a=1&b=2"] = Page(HTML)
     res = fetch(f"HTTP://127.0.0.1:{server.port}/doc?a=1&b=2#part")
     assert res.record.key == server.url("/doc?a=1&b=2")
+
+
+def test_last_modified_revalidation(fetch: Fetch, server: LocalServer) -> None:
+    stamp = "Wed, 11 Mar 2026 09:00:00 GMT"
+
+    def page(request):  # type: ignore[no-untyped-def]
+        if request.headers.get("If-Modified-Since") == stamp:
+            return Reply(304, b"", {"Last-Modified": stamp})
+        return Reply(200, b"<p>dated</p>", {"Content-Type": "text/html", "Last-Modified": stamp})
+
+    server.routes[("GET", "/dated")] = page
+    first = fetch(server.url("/dated"))
+    assert first.record.meta["last_modified"] == stamp
+    again = fetch.kit.replay(first.id, verify=True)
+    assert again.changed is False and again.id == first.id
+    assert again.record.meta["revalidated"] == 304

@@ -285,10 +285,16 @@ class Api(Adapter):
             ).text
         url = str(arguments["url"])
         if method == "GET":
-            result = self.get(url, identity=identity)
-            return result.text if result.ok else f"error: {result.record.error}\n{result.text}"
-        result = self.write(method, url, identity=identity, json_body=arguments.get("body"))
+            return self.render(self.get(url, identity=identity))
+        body = arguments.get("body")
+        return self.render(self.write(method, url, identity=identity, json_body=body))
+
+    def render(self, result: ad.Result) -> str:
+        """A read as its body (an error said so); a write headed by its action id and
+        outcome, so that the model can verify it."""
         rec = result.record
+        if rec.determinism is not ad.Determinism.SIDE_EFFECT:
+            return result.text if result.ok else f"error: {rec.error}\n{result.text}"
         head = f"[action {rec.id}: {rec.outcome.value if rec.outcome else '?'}"
         if rec.outcome is ad.Outcome.UNKNOWN:
             head += "; it may or may not have taken effect: VERIFY it before any retry"

@@ -87,9 +87,9 @@ class Fetch(Adapter):
             raise
 
     def handle(self, arguments: dict[str, Any]) -> str:
-        return self.text(self(arguments["url"], identity=arguments.get("identity")))
+        return self.render(self(arguments["url"], identity=arguments.get("identity")))
 
-    def text(self, result: ad.Result) -> str:
+    def render(self, result: ad.Result) -> str:
         """What the model sees: readable text of a page, or the error plainly."""
         if not result.ok:
             body = result.text[:2000]

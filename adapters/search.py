@@ -110,9 +110,9 @@ class Search(Adapter):
         return result
 
     def handle(self, arguments: dict[str, Any]) -> str:
-        return self.text(self(arguments["query"], limit=arguments.get("limit")))
+        return self.render(self(arguments["query"], limit=arguments.get("limit")))
 
-    def text(self, result: ad.Result) -> str:
+    def render(self, result: ad.Result) -> str:
         """The hits as the model sees them, each with the id of its own record."""
         data = json.loads(result.payload)
         if not data["hits"]:

@@ -138,7 +138,10 @@ class Shell(Adapter):
         )
 
     def handle(self, arguments: dict[str, Any]) -> str:
-        result = self(arguments["command"], shell=self.allow_shell)
+        return self.render(self(arguments["command"], shell=self.allow_shell))
+
+    def render(self, result: ad.Result) -> str:
+        """The output as stored: stdout, stderr, and how it ended."""
         return result.text
 
     def _classify(

@@ -148,3 +148,4 @@ class Claim(_Frozen):
     tool: str
     text: str
     observed_at: datetime
+    label: str = ""  # what was asked: the query, the command

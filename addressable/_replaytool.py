@@ -6,7 +6,6 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ._errors import AmbiguousId, BadId, Expired, IntegrityError, NotFound
-from ._modeltools import result_text
 from ._tokens import count_tokens
 from .ids import ID_LENGTH
 
@@ -70,13 +69,14 @@ class ReplayTool:
         except IntegrityError as exc:
             return f"error: {exc}. Run the original call again to get the content."
         if not result.ok:
-            return result_text(result)
-        if not _is_text(result.record.media_type, result.payload):
+            return self._kit.render(result)
+        binary = not _is_text(result.record.media_type, result.payload)
+        if binary and not self._kit.has_renderer(result.record.tool):
             return (
                 f"[binary content: {len(result.payload):,} bytes of "
                 f"{result.record.media_type}; it cannot be shown as text]"
             )
-        return _select(result.text, arguments)
+        return _select(self._kit.render(result), arguments)
 
     def _not_found(self, text: str) -> str:
         close = _closest(text, (r.id for r in self._kit.store.records()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import json
@@ -13,7 +14,7 @@ from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from ._errors import NotReplayable
 from ._models import Determinism, Outcome, Record, Result, Status
-from ._modeltools import FunctionTool, ModelTool, definition
+from ._modeltools import FunctionTool, ModelTool, definition, result_text
 from ._payload import TEXT, encode_payload
 from ._replaytool import ReplayTool
 from ._secrets import Secrets
@@ -23,6 +24,10 @@ from ._tokens import count_tokens
 from .ids import ID_LENGTH, action_id, canonical_args, check_prefix, content_hash, result_id
 
 Clock = Callable[[], datetime]
+# The records made during one kit.handle() call, so that it knows which one it showed.
+_RECORDED: contextvars.ContextVar[list[Record] | None] = contextvars.ContextVar(
+    "addressable_recorded", default=None
+)
 Rerun = Callable[[Record], Any]  # gives a Result, or an awaitable of one
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,6 +72,7 @@ class Toolkit:
         self.secrets = Secrets()
         self._reruns: dict[str, Rerun] = {}
         self._model_tools: dict[str, ModelTool] = {}
+        self._shown: dict[str, str] = {}  # hash of a text handle() returned -> record id
         self.register(ReplayTool(self))
 
     # -- wrapping --------------------------------------------------------------------
@@ -292,6 +298,9 @@ class Toolkit:
             meta=dict(options.get("meta") or {}),
         )
         self.store.put(record, payload)
+        made = _RECORDED.get()
+        if made is not None:
+            made.append(record)
         return Result(record=record, payload=payload)
 
     # -- reading back ----------------------------------------------------------------
@@ -386,12 +395,60 @@ class Toolkit:
         parsed = _parse_arguments(arguments)
         if isinstance(parsed, str):
             return parsed
+        made: list[Record] = []
+        token = _RECORDED.set(made)
         try:
-            return self.secrets.mask(tool.handle(parsed))
+            text = self.secrets.mask(tool.handle(parsed))
         except TypeError as exc:
-            return f"error: the arguments do not fit {name}: {exc}"
+            text = f"error: the arguments do not fit {name}: {exc}"
         except Exception as exc:
-            return self.secrets.mask(f"error: {type(exc).__name__}: {exc}")
+            text = self.secrets.mask(f"error: {type(exc).__name__}: {exc}")
+        finally:
+            _RECORDED.reset(token)
+        # Remember which record this text shows, so that compaction can point a stub
+        # at it; the call's own record is the first one made under the tool's name.
+        primary = next((r for r in made if r.tool == name), made[0] if made else None)
+        if primary is not None and name != ReplayTool.name:
+            self._shown[content_hash(text.encode("utf-8"))] = primary.id
+        return text
+
+    def shown(self, text: str) -> str | None:
+        """The id of the record a text `handle` returned shows, if this kit made it."""
+        return self._shown.get(content_hash(text.encode("utf-8")))
+
+    def has_renderer(self, tool: str) -> bool:
+        """Whether `tool` shows its results its own way (see `render`)."""
+        return callable(getattr(self._model_tools.get(tool), "render", None))
+
+    def render(self, result: Result) -> str:
+        """The text the model is shown for a result: its tool's own rendering (a page's
+        readable text, a search's hit list), else the payload as text."""
+        if "tool_call_id" in result.record.meta:  # ingested: shown exactly as it was
+            return result.text
+        tool = self._model_tools.get(result.record.tool)
+        render = getattr(tool, "render", None)
+        return str(render(result)) if callable(render) else result_text(result)
+
+    def ingest(
+        self,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        text: str,
+        *,
+        is_error: bool = False,
+        determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+    ) -> Result:
+        """Store a tool result this kit did not make (as found in a message list),
+        keyed by its tool-call id, so that it too can be evicted and replayed. Where it
+        came from is unknown, so it is a Claim unless `determinism` says otherwise."""
+        options: RecordOptions = {"key": f"call:{call_id}", "meta": {"tool_call_id": call_id}}
+        if is_error:
+            options["status"] = Status.ERROR
+            options["error"] = text.strip().splitlines()[0][:200] if text.strip() else "error"
+        return self.record(
+            tool, arguments, text.encode("utf-8"), determinism=determinism, **options
+        )
 
     def outcome(self, id: str) -> Outcome | None:
         """What is known now of an Action's effect: the outcome of its latest

@@ -83,7 +83,7 @@ def test_redirects_are_followed_and_the_final_url_recorded(
     assert res.record.key == server.url("/old")
     assert res.record.meta["final_url"] == server.url("/new")
     assert res.record.meta["redirects"] == [server.url("/old")]
-    assert fetch.text(res).startswith(f"[redirected to {server.url('/new')}]")
+    assert fetch.render(res).startswith(f"[redirected to {server.url('/new')}]")
 
 
 def test_the_charset_is_respected(fetch: Fetch, server: LocalServer) -> None:
@@ -92,7 +92,7 @@ def test_the_charset_is_respected(fetch: Fetch, server: LocalServer) -> None:
     )
     res = fetch(server.url("/latin"))
     assert res.payload == "<p>café crème</p>".encode("latin-1")
-    assert "café crème" in fetch.text(res)
+    assert "café crème" in fetch.render(res)
 
 
 def test_html_becomes_readable_text(fetch: Fetch, server: LocalServer) -> None:

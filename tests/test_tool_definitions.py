@@ -108,7 +108,13 @@ def test_handle_runs_each_tool_by_name(
     assert outputs["files"] == "file text\n"
     assert outputs["memory"] == "created /memories/m.md"
     first = next(full_kit.store.records(tool="fetch"))
-    assert full_kit.handle("replay_result", {"id": first.id}) == "<p>page text</p>"
+    # replay_result gives back what the model was shown; kit.replay the exact bytes.
+    assert full_kit.handle("replay_result", {"id": first.id}) == outputs["fetch"]
+    assert full_kit.replay(first.id).payload == b"<p>page text</p>"
+    for name, text in outputs.items():
+        shown = full_kit.shown(text)
+        assert shown is not None, name
+        assert full_kit.handle("replay_result", {"id": shown}) == text, name
     assert full_kit.handle(
         "api", {"method": "GET", "url": server.url("/x"), "identity": "nobody"}
     ).startswith("error: ScopeError")

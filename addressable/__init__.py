@@ -7,6 +7,7 @@ model can replay it by id.
 """
 
 from ._bundle import BundleSummary, export_bundle, import_bundle
+from ._compaction import Compaction, Evicted, compact
 from ._errors import (
     AddressableError,
     AmbiguousId,
@@ -21,6 +22,8 @@ from ._errors import (
     ScopeError,
     StoreError,
 )
+from ._evict import evict
+from ._messages import MalformedMessages, message_tokens
 from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
 from ._modeltools import ModelTool, definition
 from ._secrets import Secrets
@@ -37,6 +40,8 @@ from ._stores import (
     VerifyReport,
     open_store,
 )
+from ._stubs import parse_stub
+from ._summarize import DefaultSummarizer, Summarizer
 from ._tokens import count_tokens, tokens_exact
 from ._toolkit import RecordOptions, Toolkit
 
@@ -50,13 +55,17 @@ __all__ = [
     "BundleError",
     "BundleSummary",
     "Claim",
+    "Compaction",
     "DamagedRecord",
+    "DefaultSummarizer",
     "Determinism",
     "DiskStore",
+    "Evicted",
     "Expired",
     "GcReport",
     "IntegrityError",
     "KeyValueStore",
+    "MalformedMessages",
     "MemoryStore",
     "MissingDependency",
     "ModelTool",
@@ -75,13 +84,18 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreStats",
+    "Summarizer",
     "ToolSpec",
     "Toolkit",
     "VerifyReport",
+    "compact",
     "count_tokens",
     "definition",
+    "evict",
     "export_bundle",
     "import_bundle",
+    "message_tokens",
     "open_store",
+    "parse_stub",
     "tokens_exact",
 ]

@@ -47,7 +47,7 @@ def evict(
             label=_label(record),
             observed_at=record.observed_at,
         )
-    room = max(8, budget - count_tokens(stub_for(skeleton)))
+    room = max(8, budget - count_tokens(stub_for(skeleton, budget)))
     gist = fit([summarize(record, payload, room)], room)
     if record.outcome is not None:
         gist = f"{record.outcome.value}: {gist}" if gist else record.outcome.value

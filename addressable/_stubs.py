@@ -2,8 +2,8 @@
 
 Format 1:
 
-    [ref:ID TOOL KEY · N tok · YYYY-MM-DD] GIST · replay_result(id="ID")
-    [claim:ID TOOL LABEL] CLAIM · evidence replay_result(id="ID")
+    [ref TOOL KEY · N tok · YYYY-MM-DD] GIST · replay_result(id="ID")
+    [claim TOOL LABEL] CLAIM · evidence replay_result(id="ID")
 """
 
 from __future__ import annotations
@@ -11,37 +11,37 @@ from __future__ import annotations
 import re
 
 from ._models import Claim, Reference
+from ._tokens import count_tokens
 
 STUB_FORMAT = 1
-KEY_WIDTH = 90  # characters of a key or label shown in a stub; longer ones are cut
-_STUB = re.compile(r"^\[(ref|claim):([0-9a-f]{16}) ")
+LABEL_SHARE = 0.4  # at most this share of a stub's budget goes to its key or label
+_STUB = re.compile(r'^\[(ref|claim) [^\n]*replay_result\(id="([0-9a-f]{16})"\)$')
 
 
-def reference_stub(ref: Reference) -> str:
-    head = (
-        f"[ref:{ref.id} {ref.tool} {_cut(ref.key)} · {ref.tokens:,} tok · "
-        f"{ref.observed_at:%Y-%m-%d}]"
-    )
-    return f'{head} {ref.gist} · replay_result(id="{ref.id}")'
-
-
-def claim_stub(claim: Claim) -> str:
-    label = f" {_cut(claim.label)}" if claim.label else ""
-    head = f"[claim:{claim.id} {claim.tool}{label}]"
-    return f'{head} {claim.text} · evidence replay_result(id="{claim.id}")'
-
-
-def stub_for(item: Reference | Claim) -> str:
-    """The stub line of an evicted result."""
-    return reference_stub(item) if isinstance(item, Reference) else claim_stub(item)
+def stub_for(item: Reference | Claim, budget: int | None = None) -> str:
+    """The stub line of an evicted result; with `budget`, the key or label is cut to
+    leave room for the gist."""
+    if isinstance(item, Reference):
+        key = _cut(item.key, budget)
+        head = f"[ref {item.tool} {key} · {item.tokens:,} tok · {item.observed_at:%Y-%m-%d}]"
+        return f'{head} {item.gist} · replay_result(id="{item.id}")'
+    label = f" {_cut(item.label, budget)}" if item.label else ""
+    return f'[claim {item.tool}{label}] {item.text} · evidence replay_result(id="{item.id}")'
 
 
 def parse_stub(text: str) -> tuple[str, str] | None:
     """("ref" or "claim", id) when `text` is a stub, else None."""
-    match = _STUB.match(text)
+    match = _STUB.match(text.strip())
     return (match[1], match[2]) if match else None
 
 
-def _cut(text: str) -> str:
+def _cut(text: str, budget: int | None) -> str:
     one_line = " ".join(text.split())
-    return one_line if len(one_line) <= KEY_WIDTH else one_line[: KEY_WIDTH - 1] + "…"
+    if budget is None:
+        return one_line
+    room = max(6, int(budget * LABEL_SHARE))
+    if count_tokens(one_line) <= room:
+        return one_line
+    while one_line and count_tokens(one_line + "…") > room:
+        one_line = one_line[: max(1, len(one_line) * 4 // 5)]
+    return one_line + "…"

@@ -46,6 +46,8 @@ _IDENT = re.compile(
     r"[a-z]+[A-Z][A-Za-z0-9]*|(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])"
     r"[A-Za-z0-9]{5,}|[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*){1,})\b"
 )
+# A value that names one thing: letters and digits together (booking codes, user ids).
+_ID_VALUE = re.compile(r"(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[\w.-]{5,}")
 _KEY_FIELDS = re.compile(
     r"(^|_)(id|ids|code|number|no|name|title|email|status|state|amount|"
     r"price|total|balance|date|time|url|path|type|origin|destination|"
@@ -77,7 +79,9 @@ class DefaultSummarizer:
 
 
 def fit(parts: Iterable[str], budget: int, sep: str = "; ") -> str:
-    """Join `parts` in order for as long as they fit in `budget` tokens."""
+    """Join `parts`, in order, within `budget` tokens: a part that does not fit is
+    shortened (a list "a,b,c" loses its last items) or left out, and later, smaller
+    parts still get their chance."""
     kept: list[str] = []
     used = 0
     for part in parts:
@@ -85,10 +89,14 @@ def fit(parts: Iterable[str], budget: int, sep: str = "; ") -> str:
         if not part:
             continue
         cost = count_tokens(part + sep)
+        while used + cost > budget and "," in part:
+            part = part.rsplit(",", 1)[0]
+            cost = count_tokens(part + sep)
         if used + cost > budget:
-            if not kept:  # not even one part fits: take the start of it
+            if not kept and used == 0:  # not even one part fits: take the start of it
                 kept.append(_truncate(part, budget))
-            break
+                used = budget
+            continue
         kept.append(part)
         used += cost
     return sep.join(kept)
@@ -123,35 +131,67 @@ def _page(text: str, budget: int) -> str:
     return fit(parts, budget)
 
 
+_WRAPPER = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")  # a line that is only a tag
+_RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^\[exit (-?\d+)\]$", re.M)
+
+
 def _output(record: Record, text: str, budget: int) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
     exit_code = record.meta.get("exit_code")
-    parts: list[str] = []
-    if isinstance(exit_code, int):
-        parts.append(f"exit {exit_code}")
-    elif lines and (m := re.fullmatch(r"\[exit (-?\d+)\]", lines[-1].strip())):
-        parts.append(f"exit {m[1]}")
-        lines = lines[:-1]
-    found = list(_identifiers(text))
-    tail = f"last: {lines[-1].strip()[:160]}" if lines else "no output"
-    # The last line says how it ended; the identifiers are what a next step reuses.
-    fixed = fit([*parts, tail], budget)
-    rest = budget - count_tokens(fixed) - 2
-    middle = fit(found, rest, sep=", ") if rest > 4 else ""
-    return "; ".join(p for p in (*parts, middle, tail) if p) if middle else fixed
+    if not isinstance(exit_code, int) and (m := _RETURN_CODE.search(text)):
+        exit_code = int(m[1] or m[2])
+    body = _RETURN_CODE.sub("", text)
+    lines = [
+        line.strip() for line in body.splitlines() if line.strip() and not _WRAPPER.match(line)
+    ]
+    head = [f"exit {exit_code}"] if isinstance(exit_code, int) else []
+    if not lines:
+        return fit([*head, "no output"], budget)
+    tail = f"last: {lines[-1][:120]}"
+    # How it ended and the identifiers it names (what a next step reuses) come first;
+    # the last line fills what room is left.
+    found = list(_identifiers(body))
+    fixed = count_tokens("; ".join([*head, "", tail]))
+    middle = fit(found, budget - fixed, sep=", ") if budget - fixed > 4 else ""
+    if not middle:
+        return fit([*head, *found, tail], budget)
+    return (
+        "; ".join([*head, middle, tail])
+        if count_tokens("; ".join([*head, middle, tail])) <= budget
+        else fit([*head, middle], budget)
+    )
 
 
 def _json_gist(data: Any, budget: int) -> str:
-    pairs: list[str] = []
+    groups: dict[str, list[str]] = {}
+    rank: dict[str, int] = {}
     for path, value in _leaves(data):
-        name = path.rsplit(".", 1)[-1].rstrip("]").split("[")[0]
-        if _KEY_FIELDS.search(name) and value not in ("", None):
-            pairs.append(f"{name}={_scalar(value)}")
-    if not pairs:  # no field looks identifying: fall back to the strings it holds
-        pairs = [_scalar(v) for _, v in _leaves(data) if isinstance(v, str)]
+        if value in ("", None) or isinstance(value, bool):
+            continue
+        name = re.sub(r"\[\d+\]", "", path.rsplit(".", 1)[-1])
+        shown = _scalar(value)
+        values = groups.setdefault(name, [])
+        if shown not in values:
+            values.append(shown)
+        rank[name] = min(rank.get(name, 3), _priority(name, value))
+    parts = [
+        f"{name}={','.join(values[:8])}"
+        for name, values in sorted(groups.items(), key=lambda item: rank[item[0]])
+    ]
     if isinstance(data, list):
-        pairs.insert(0, f"{len(data)} items")
-    return fit(_unique(pairs), budget, sep=", ")
+        parts.insert(0, f"{len(data)} items")
+    return fit(parts, budget, sep="; ")
+
+
+def _priority(name: str, value: Any) -> int:
+    """0: ids and codes (what later calls pass back); 1: other key fields (dates,
+    amounts, statuses, names); 2: the rest."""
+    if re.search(r"(^|_)(id|ids|code|number|no|key|sku)$", name, re.I):
+        return 0
+    if isinstance(value, str) and _ID_VALUE.fullmatch(value):
+        return 0
+    if _KEY_FIELDS.search(name):
+        return 1
+    return 2
 
 
 def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:

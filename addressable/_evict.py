@@ -51,9 +51,21 @@ def evict(
     gist = fit([summarize(record, payload, room)], room)
     if record.outcome is not None:
         gist = f"{record.outcome.value}: {gist}" if gist else record.outcome.value
-    if isinstance(skeleton, Reference):
-        return skeleton.model_copy(update={"gist": gist})
-    return skeleton.model_copy(update={"text": gist})
+    field = "gist" if isinstance(skeleton, Reference) else "text"
+    item = skeleton.model_copy(update={field: gist})
+    # The whole stub must fit: shorten the gist from its end until it does.
+    while gist and count_tokens(stub_for(item, budget)) > budget:
+        gist = _shorter(gist)
+        item = skeleton.model_copy(update={field: gist})
+    return item
+
+
+def _shorter(text: str) -> str:
+    """`text` less its last part ("; "-separated), or else its last word."""
+    for sep in ("; ", ", ", " "):
+        if sep in text:
+            return text.rsplit(sep, 1)[0].rstrip(" ;,")
+    return ""
 
 
 def _label(record: Record) -> str:

@@ -119,13 +119,18 @@ def parse(messages: Sequence[Mapping[str, Any]], shape: str = "auto") -> Convers
                 results.append(item)
     answered = {r.call_id for r in results}
     waiting = [c for c in calls.values() if c.call_id not in answered]
-    if waiting:
-        last = max(c.index for c in calls.values())
-        for call in waiting:
-            if call.index != last or any(r.index > call.index for r in results):
-                raise MalformedMessages(
-                    call.index, f"tool call {call.call_id!r} ({call.name}) has no result"
-                )
+    # A call without a result is in flight only at the end of the list: after it come
+    # nothing but results and other calls still in flight (parallel calls of one turn).
+    trailing = {r.index for r in results} | {c.index for c in waiting}
+    for call in waiting:
+        later = range(call.index + 1, len(messages))
+        answered_before = any(
+            r.index > call.index and calls[r.call_id].index < call.index for r in results
+        )
+        if any(i not in trailing for i in later) or answered_before:
+            raise MalformedMessages(
+                call.index, f"tool call {call.call_id!r} ({call.name}) has no result"
+            )
     return Conversation(found, calls, results, waiting)
 
 

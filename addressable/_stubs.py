@@ -14,7 +14,7 @@ from ._models import Claim, Reference
 from ._tokens import count_tokens
 
 STUB_FORMAT = 1
-LABEL_SHARE = 0.4  # at most this share of a stub's budget goes to its key or label
+LABEL_SHARE = 0.3  # at most this share of a stub's budget goes to its key or label
 _STUB = re.compile(r'^\[(ref|claim) [^\n]*replay_result\(id="([0-9a-f]{16})"\)$')
 
 
@@ -24,9 +24,13 @@ def stub_for(item: Reference | Claim, budget: int | None = None) -> str:
     if isinstance(item, Reference):
         key = _cut(item.key, budget)
         head = f"[ref {item.tool} {key} · {item.tokens:,} tok · {item.observed_at:%Y-%m-%d}]"
-        return f'{head} {item.gist} · replay_result(id="{item.id}")'
+        return f'{head}{_gap(item.gist)}· replay_result(id="{item.id}")'
     label = f" {_cut(item.label, budget)}" if item.label else ""
-    return f'[claim {item.tool}{label}] {item.text} · evidence replay_result(id="{item.id}")'
+    return f'[claim {item.tool}{label}]{_gap(item.text)}· evidence replay_result(id="{item.id}")'
+
+
+def _gap(text: str) -> str:
+    return f" {text} " if text else " "
 
 
 def parse_stub(text: str) -> tuple[str, str] | None:

@@ -55,6 +55,11 @@ _KEY_FIELDS = re.compile(
     re.I,
 )
 _TAG = re.compile(r"<[^>]+>")
+_BLOCK = re.compile(
+    r"</?(?:p|div|h[1-6]|li|br|tr|td|th|dt|dd|pre|section|article|header|"
+    r"footer|table|ul|ol|blockquote)\b[^>]*>",
+    re.I,
+)
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 _SKIPPED = re.compile(r"<(script|style|head|nav|noscript)\b.*?</\1>", re.I | re.S)
 _SENTENCE = re.compile(r"[^.!?\n]{20,}?[.!?](?=\s|$)")
@@ -121,14 +126,16 @@ def _search(data: dict[str, Any], budget: int) -> str:
 def _page(text: str, budget: int) -> str:
     match = _TITLE.search(text)
     title = " ".join(html.unescape(_TAG.sub("", match[1])).split()) if match else ""
-    body = " ".join(html.unescape(_TAG.sub(" ", _SKIPPED.sub(" ", text))).split())
+    blocks = _BLOCK.sub("\n", _SKIPPED.sub(" ", text))
+    lines = (" ".join(line.split()) for line in html.unescape(_TAG.sub(" ", blocks)).splitlines())
+    body = "\n".join(line for line in lines if line)
     sentence = next(
         (s.strip() for s in _SENTENCE.findall(body) if s.strip() != title and len(s.split()) >= 4),
         body[:200],
     )
-    parts = [f'"{title}"' if title else "", sentence]
-    parts += list(_identifiers(body))[:20]
-    return fit(parts, budget)
+    # Title and first sentence as one part: cut short rather than left out.
+    head = f'"{title}": {sentence}' if title else sentence
+    return fit([head, *list(_identifiers(body))[:20]], budget)
 
 
 _WRAPPER = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")  # a line that is only a tag

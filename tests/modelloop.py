@@ -1,0 +1,83 @@
+"""A model loop without a model: a recorded list of tool calls, run through kit.handle,
+written as the message list of each API shape."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pydoc
+from typing import Any
+
+import addressable as ad
+
+Step = tuple[str, dict[str, Any]]
+
+
+def call_id(shape: str, k: int) -> str:
+    return f"toolu_{k:04}" if shape == "anthropic" else f"call_{k:04}"
+
+
+def assistant(shape: str, k: int, name: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    cid = call_id(shape, k)
+    if shape == "anthropic":
+        return [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"Step {k}: {name}."},
+                    {"type": "tool_use", "id": cid, "name": name, "input": args},
+                ],
+            }
+        ]
+    if shape == "openai":
+        return [
+            {
+                "role": "assistant",
+                "content": f"Step {k}: {name}.",
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                ],
+            }
+        ]
+    if shape == "flat":
+        return [
+            {
+                "role": "assistant",
+                "content": f"Step {k}: {name}.",
+                "tool_calls": [{"id": cid, "name": name, "arguments": args}],
+            }
+        ]
+    return [{"type": "function_call", "call_id": cid, "name": name, "arguments": json.dumps(args)}]
+
+
+def result(shape: str, k: int, name: str, text: str) -> dict[str, Any]:
+    cid = call_id(shape, k)
+    if shape == "anthropic":
+        return {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": cid, "content": text}],
+        }
+    if shape == "openai":
+        return {"role": "tool", "tool_call_id": cid, "content": text}
+    if shape == "flat":
+        return {"role": "tool", "tool_call_id": cid, "name": name, "content": text}
+    return {"type": "function_call_output", "call_id": cid, "output": text}
+
+
+def run(kit: ad.Toolkit, shape: str, steps: list[Step], task: str) -> list[dict[str, Any]]:
+    """The message list of a session that made `steps`, each answered by kit.handle."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    for k, (name, args) in enumerate(steps):
+        messages += assistant(shape, k, name, args)
+        messages.append(result(shape, k, name, kit.handle(name, args)))
+    return messages
+
+
+def pydoc_page(module: str) -> bytes:
+    """The HTML documentation pydoc renders for a standard library module."""
+    mod = importlib.import_module(module)
+    return pydoc.html.page(pydoc.describe(mod), pydoc.html.document(mod, module)).encode()

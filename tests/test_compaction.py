@@ -1,0 +1,289 @@
+"""Compaction of real message lists: a model loop over real adapters, in every shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import addressable as ad
+from addressable.adapters import Api, Fetch, LocalIndex, Scope, Search, Shell
+
+from . import modelloop
+from .httpserver import LocalServer, Page
+from .test_compaction_properties import SDK_TYPES
+
+SHAPES = ["anthropic", "openai", "flat", "openai-responses"]
+MODULES = [
+    "threading",
+    "queue",
+    "json",
+    "pathlib",
+    "sqlite3",
+    "logging",
+    "heapq",
+    "bisect",
+    "textwrap",
+    "shlex",
+    "fnmatch",
+    "glob",
+    "difflib",
+    "csv",
+    "struct",
+    "zlib",
+]
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
+    return disk_kit
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[str, bytes]:
+    return {m: modelloop.pydoc_page(m) for m in MODULES}
+
+
+def research(kit: ad.Toolkit, server: LocalServer, pages: dict[str, bytes]) -> list[Any]:
+    """For each module: search the local index, then fetch the page found. 32 calls."""
+    fetch = Fetch(kit)
+    index = LocalIndex()
+    for module, html in pages.items():
+        server.pages[f"/library/{module}.html"] = Page(html)
+        index.add_page(fetch(server.url(f"/library/{module}.html")))
+    Search(kit, index, limit=3)
+    steps: list[modelloop.Step] = []
+    for module in MODULES:
+        steps.append(("search", {"query": f"{module} module documentation"}))
+        steps.append(("fetch", {"url": server.url(f"/library/{module}.html")}))
+    return steps
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_long_session_compacts_and_every_stub_replays(
+    kit: ad.Toolkit, server: LocalServer, pages: dict[str, bytes], shape: str
+) -> None:
+    steps = research(kit, server, pages)
+    messages = modelloop.run(kit, shape, steps, "Which of these modules are thread-safe?")
+    assert len(messages) >= 60
+    result = ad.compact(messages, kit=kit, keep_last=3)
+    assert result.shape == shape
+    if shape in SDK_TYPES:  # both lists fit the official SDK's request types
+        SDK_TYPES[shape].validate_python(messages)
+        SDK_TYPES[shape].validate_python(result.messages)
+    assert len(result.messages) == len(messages)
+    assert result.tokens_after <= 0.15 * result.tokens_before
+    assert result.tokens_before == ad.message_tokens(messages)
+    conversation = ad._messages.parse(messages)
+    originals = {r.call_id: r.text for r in conversation.results}
+    compacted = {r.call_id: r.text for r in ad._messages.parse(result.messages).results}
+    assert len(result.evicted) >= 25
+    for evicted in result.evicted:
+        stub = compacted[evicted.call_id]
+        assert ad.parse_stub(stub) == (
+            evicted.kind[:3] if evicted.kind == "reference" else "claim",
+            evicted.id,
+        )
+        assert ad.count_tokens(stub) <= 60
+        # replay_result gives back exactly what the model had seen
+        assert kit.handle("replay_result", {"id": evicted.id}) == originals[evicted.call_id]
+        assert kit.store.is_pinned(evicted.id)
+    kept = [r.call_id for r in conversation.results][-3:]
+    assert all(compacted[c] == originals[c] for c in kept)
+    # Fetched pages are References keyed by their URL; searches are Claims.
+    kinds = {conversation.calls[e.call_id].name: e.kind for e in result.evicted}
+    assert kinds == {"fetch": "reference", "search": "claim"}
+    # Every URL a later call used is still in sight.
+    text = json.dumps(result.messages)
+    for call in conversation.calls.values():
+        for value in call.arguments.values():
+            assert str(value) in text
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_compacting_twice_changes_nothing(
+    kit: ad.Toolkit, server: LocalServer, pages: dict[str, bytes], shape: str
+) -> None:
+    messages = modelloop.run(kit, shape, research(kit, server, pages)[:8], "task")
+    once = ad.compact(messages, kit=kit, keep_last=3)
+    twice = ad.compact(once.messages, kit=kit, keep_last=3)
+    assert twice.messages == once.messages
+    assert twice.evicted == [] and twice.tokens_before == once.tokens_after
+    assert messages != once.messages  # the input itself was not changed...
+    assert ad.compact(messages, kit=kit, keep_last=3).messages == once.messages  # ...and pure
+
+
+def test_the_trigger(kit: ad.Toolkit, server: LocalServer, pages: dict[str, bytes]) -> None:
+    messages = modelloop.run(kit, "anthropic", research(kit, server, pages)[:6], "task")
+    total = ad.message_tokens(messages)
+    assert ad.compact(messages, kit=kit, trigger_tokens=total).evicted == []
+    assert ad.compact(messages, kit=kit, trigger_tokens=total - 1).evicted != []
+
+
+def test_what_is_never_evicted(
+    kit: ad.Toolkit, server: LocalServer, tmp_path: Path, pages: dict[str, bytes], secret_env: Any
+) -> None:
+    secret_env("OPS_TOKEN")
+    steps = research(kit, server, pages)[:6]
+    server.routes[("PATCH", "/orders/1")] = lambda r: __import__(
+        "tests.httpserver", fromlist=["Reply"]
+    ).Reply(503, b'{"error": "busy"}' * 40)
+    Api(
+        kit,
+        identities=[ad_identity()],
+        scope=Scope(origins=(server.url(),), actions=frozenset({"write", "read"})),
+    )
+    Shell(kit, cwd=tmp_path)
+    steps += [
+        (
+            "api",
+            {
+                "method": "PATCH",
+                "url": server.url("/orders/1"),
+                "identity": "ops",
+                "body": {"status": "shipped"},
+            },
+        ),
+        ("shell", {"command": "echo short"}),
+        ("replay_result", {"id": "0000000000000000"}),
+    ]
+    steps += [("fetch", {"url": server.url("/library/json.html")})] * 3
+    messages = modelloop.run(kit, "anthropic", steps, "task")
+    conversation = ad._messages.parse(messages)
+    first_page = next(
+        r for r in conversation.results if conversation.calls[r.call_id].name == "fetch"
+    )
+    pinned_id = kit.shown(first_page.text)
+    assert pinned_id is not None
+    result = ad.compact(
+        messages,
+        kit=kit,
+        keep_last=3,
+        pins=[pinned_id],
+        pending_keys=[server.url("/library/queue.html")],
+    )
+    names = {conversation.calls[e.call_id].name for e in result.evicted}
+    evicted_calls = {e.call_id for e in result.evicted}
+    api_call = next(c for c in conversation.calls.values() if c.name == "api")
+    assert api_call.call_id not in evicted_calls  # outcome unknown: stays in sight
+    assert "replay_result" not in names and "shell" not in names  # replays, small results
+    assert first_page.call_id not in evicted_calls  # pinned
+    fetched = [
+        conversation.calls[e.call_id].arguments["url"]
+        for e in result.evicted
+        if conversation.calls[e.call_id].name == "fetch"
+    ]
+    # threading.html is pinned, queue.html is the newest of a pending key: only the
+    # older json.html goes (its three newer twins are the newest results).
+    assert fetched == [server.url("/library/json.html")]
+    assert names == {"search", "fetch"}
+
+
+def ad_identity() -> Any:
+    from addressable.adapters import Identity
+
+    return Identity(name="ops", headers={"Authorization": "Bearer secret:env:OPS_TOKEN"})
+
+
+def test_foreign_results_are_ingested_and_replay(kit: ad.Toolkit) -> None:
+    text = "\n".join(f"src/module_{i}.py:{i}: def handler_{i}(request):" for i in range(40))
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "find the handlers"}]
+    for k in range(5):
+        messages += modelloop.assistant("flat", k, "bash", {"command": f"grep -rn def{k} src"})
+        messages.append(modelloop.result("flat", k, "bash", text + f"\n# {k}"))
+    result = ad.compact(messages, kit=kit, keep_last=3)
+    assert len(result.evicted) == 2
+    for evicted in result.evicted:
+        record = kit.get(evicted.id)
+        assert record.key == f"call:{evicted.call_id}"
+        assert record.determinism is ad.Determinism.NONDETERMINISTIC
+        assert evicted.kind == "claim"
+        original = messages[evicted.index]["content"]
+        assert kit.handle("replay_result", {"id": evicted.id}) == original
+        stub = result.messages[evicted.index]["content"]
+        assert "src/module_0.py" in stub  # the identifiers a next step reuses
+
+
+def test_in_flight_calls_are_left_alone(kit: ad.Toolkit) -> None:
+    big = "x " * 400
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for k in range(4):
+        messages += modelloop.assistant("openai", k, "bash", {"command": f"cmd {k}"})
+        messages.append(modelloop.result("openai", k, "bash", big + str(k)))
+    messages += modelloop.assistant("openai", 9, "bash", {"command": "still running"})
+    result = ad.compact(messages, kit=kit, keep_last=3)
+    assert [e.call_id for e in result.evicted] == ["call_0000"]
+    assert result.messages[-1] == messages[-1]
+
+
+@pytest.mark.parametrize(
+    ("messages", "index", "message"),
+    [
+        pytest.param(
+            [{"role": "user", "content": "a"}, "oops"], 1, "expected an object", id="not-an-object"
+        ),
+        pytest.param(
+            [
+                {"role": "assistant", "tool_calls": [{"id": "c1", "name": "t", "arguments": {}}]},
+                {"role": "user", "content": "no result"},
+                {"role": "assistant", "content": "later"},
+            ],
+            0,
+            "tool call 'c1' (t) has no result",
+            id="missing-result",
+        ),
+        pytest.param(
+            [{"role": "tool", "tool_call_id": "zz", "content": "x"}],
+            0,
+            "answers no earlier tool call",
+            id="orphan-result",
+        ),
+        pytest.param([{"role": "robot", "content": "x"}], 0, "unknown role", id="bad-role"),
+        pytest.param(
+            [
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "t", "arguments": "{x"},
+                        }
+                    ],
+                }
+            ],
+            0,
+            "arguments are not JSON",
+            id="bad-arguments",
+        ),
+        pytest.param(
+            [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}],
+                },
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+                },
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "again"}],
+                },
+            ],
+            2,
+            "a second tool result for 't1'",
+            id="duplicate-result",
+        ),
+    ],
+)
+def test_a_malformed_list_names_the_offending_message(
+    kit: ad.Toolkit, messages: list[Any], index: int, message: str
+) -> None:
+    with pytest.raises(ad.MalformedMessages) as info:
+        ad.compact(messages, kit=kit)
+    assert info.value.index == index
+    assert str(info.value).startswith(f"message {index}: ")
+    assert message in str(info.value)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -169,17 +169,21 @@ class Api(Adapter):
         json_body: dict[str, Any] | None = None,
         marker_field: str | None = None,
         idempotency_key: str | None = None,
+        depends_on: Sequence[str] = (),
     ) -> ad.Result:
         """Send one write and record the Action with the outcome that is known.
 
         With `marker_field`, a marker unique to this attempt is written into that field
         of the body, for `verify` to look for. Transport failures are not raised: they
-        are outcomes (`not_applied` if nothing was sent, else `unknown`).
+        are outcomes (`not_applied` if nothing was sent, else `unknown`). With
+        `depends_on` (ids of the reads it relies on), it is refused with `Stale` while
+        any of them is stale.
         """
         method = method.upper()
         if method not in WRITES:
             raise ValueError(f"{method} is not a write: use {', '.join(WRITES)}")
         self._check(url, identity, WRITES[method])  # type: ignore[arg-type]
+        self.kit.require_fresh(depends_on)  # a write on stale facts waits: nothing is sent
         key = idempotency_key or uuid.uuid4().hex
         body = dict(json_body) if json_body is not None else None
         marker = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -14,6 +15,7 @@ from ._urls import normalize_url
 
 HIT_TOOL = "search_hit"
 DEFAULT_LIMIT = 10
+DEFAULT_REUSE = timedelta(hours=1)  # an identical query this recent is served from the store
 
 
 class Hit(BaseModel):
@@ -54,6 +56,10 @@ class Search(Adapter):
                 "type": "integer",
                 "description": f"at most this many hits, {DEFAULT_LIMIT} by default",
             },
+            "fresh": {
+                "type": "boolean",
+                "description": "run it again even if the same search ran a moment ago",
+            },
         },
         ["query"],
     )
@@ -64,15 +70,23 @@ class Search(Adapter):
         backend: SearchBackend,
         *,
         limit: int = DEFAULT_LIMIT,
+        reuse_within: timedelta | None = DEFAULT_REUSE,
         name: str | None = None,
     ) -> None:
         super().__init__(kit, name)
         self.backend = backend
         self.limit = limit
+        self.reuse_within = reuse_within
 
-    def __call__(self, query: str, *, limit: int | None = None) -> ad.Result:
+    def __call__(self, query: str, *, limit: int | None = None, fresh: bool = False) -> ad.Result:
+        """Run `query`; the same query to the same backend, run in this session within
+        `reuse_within`, gives back its stored result (`replayed` set) unless `fresh`."""
         limit = limit or self.limit
         args = {"query": query, "backend": self.backend.name, "limit": limit}
+        if not fresh and self.reuse_within is not None:
+            earlier = self._recent(args)
+            if earlier is not None:
+                return earlier
         try:
             hits = self.backend.search(query, limit)
         except Exception as exc:
@@ -110,7 +124,32 @@ class Search(Adapter):
         return result
 
     def handle(self, arguments: dict[str, Any]) -> str:
-        return self.render(self(arguments["query"], limit=arguments.get("limit")))
+        fresh = bool(arguments.get("fresh", False))
+        result = self(arguments["query"], limit=arguments.get("limit"), fresh=fresh)
+        if not result.replayed:
+            return self.render(result)
+        when = self.kit.store.last_seen(result.record).strftime("%H:%M")
+        return (
+            f"[the same search ran at {when}: its stored results follow; ask with "
+            f"fresh=true to run it again]\n{self.render(result)}"
+        )
+
+    def _recent(self, args: dict[str, Any]) -> ad.Result | None:
+        now = self.kit.clock()
+        for record in reversed(
+            list(self.kit.store.records(tool=self.name, session=self.kit.session))
+        ):
+            if record.args != args or record.status is not ad.Status.OK:
+                continue
+            seen = [
+                o.at
+                for o in self.kit.store.observations(record.id)
+                if o.session == self.kit.session
+            ]
+            if seen and self.reuse_within is not None and now - max(seen) <= self.reuse_within:
+                payload = self.kit.store.read(record)
+                return ad.Result(record=record, payload=payload, replayed=True)
+        return None
 
     def render(self, result: ad.Result) -> str:
         """The hits as the model sees them, each with the id of its own record."""

@@ -8,6 +8,7 @@ model can replay it by id.
 
 from ._bundle import BundleSummary, export_bundle, import_bundle
 from ._compaction import Compaction, Evicted, compact
+from ._continuity import Recovery, Revalidation, Stale, StaleWarning
 from ._errors import (
     AddressableError,
     AmbiguousId,
@@ -28,6 +29,19 @@ from ._models import Claim, Determinism, Observation, Outcome, Record, Reference
 from ._modeltools import ModelTool, definition
 from ._secrets import Secrets
 from ._spec import ToolSpec
+from ._state import (
+    Artifact,
+    Checkpoint,
+    Finding,
+    Hypothesis,
+    OpenItem,
+    Problem,
+    StateAction,
+    StateDocument,
+    StateObservation,
+    Task,
+)
+from ._stateprompt import StateCompaction, compact_state, state_prompt, state_schema
 from ._stores import (
     DamagedRecord,
     DiskStore,
@@ -51,9 +65,11 @@ __all__ = [
     "AddressableError",
     "AmbiguousId",
     "ArgumentError",
+    "Artifact",
     "BadId",
     "BundleError",
     "BundleSummary",
+    "Checkpoint",
     "Claim",
     "Compaction",
     "DamagedRecord",
@@ -62,7 +78,9 @@ __all__ = [
     "DiskStore",
     "Evicted",
     "Expired",
+    "Finding",
     "GcReport",
+    "Hypothesis",
     "IntegrityError",
     "KeyValueStore",
     "MalformedMessages",
@@ -72,23 +90,35 @@ __all__ = [
     "NotFound",
     "NotReplayable",
     "Observation",
+    "OpenItem",
     "Outcome",
+    "Problem",
     "Record",
     "RecordOptions",
+    "Recovery",
     "RedisStore",
     "Reference",
     "Result",
+    "Revalidation",
     "ScopeError",
     "Secrets",
+    "Stale",
+    "StaleWarning",
+    "StateAction",
+    "StateCompaction",
+    "StateDocument",
+    "StateObservation",
     "Status",
     "Store",
     "StoreError",
     "StoreStats",
     "Summarizer",
+    "Task",
     "ToolSpec",
     "Toolkit",
     "VerifyReport",
     "compact",
+    "compact_state",
     "count_tokens",
     "definition",
     "evict",
@@ -97,5 +127,7 @@ __all__ = [
     "message_tokens",
     "open_store",
     "parse_stub",
+    "state_prompt",
+    "state_schema",
     "tokens_exact",
 ]

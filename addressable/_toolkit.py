@@ -8,10 +8,20 @@ import inspect
 import json
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, TypeVar, Unpack, overload
 
+from ._continuity import (
+    Recovery,
+    Revalidation,
+    StalePolicy,
+    checkpoint,
+    harness_state,
+    recover,
+    require_fresh,
+    revalidate,
+)
 from ._errors import NotReplayable
 from ._models import Determinism, Outcome, Record, Result, Status
 from ._modeltools import FunctionTool, ModelTool, definition, result_text
@@ -19,6 +29,7 @@ from ._payload import TEXT, encode_payload
 from ._replaytool import ReplayTool
 from ._secrets import Secrets
 from ._spec import Call, KeyFn, ToolSpec
+from ._state import StateDocument, Task, outcome_in
 from ._stores import Store, open_store
 from ._tokens import count_tokens
 from .ids import ID_LENGTH, action_id, canonical_args, check_prefix, content_hash, result_id
@@ -54,7 +65,8 @@ class Toolkit:
     """Records every call of the tools it wraps in a store, and replays them by id.
 
     `session` groups the calls of one agent run (a fresh name is made when none is
-    given). `clock` and `nonce` can be injected for deterministic tests.
+    given). `clock` and `nonce` can be injected for deterministic tests. `stale_policy`
+    says whether an action on stale facts is refused (the default) or only warned of.
     """
 
     def __init__(
@@ -64,6 +76,7 @@ class Toolkit:
         session: str | None = None,
         clock: Clock | None = None,
         nonce: Callable[[], bytes] | None = None,
+        stale_policy: StalePolicy = "refuse",
     ) -> None:
         self.store: Store = store if store is not None else open_store()
         self.clock: Clock = clock or utc_now
@@ -73,6 +86,8 @@ class Toolkit:
         self._reruns: dict[str, Rerun] = {}
         self._model_tools: dict[str, ModelTool] = {}
         self._shown: dict[str, str] = {}  # hash of a text handle() returned -> record id
+        self.stale_ids: set[str] = set()
+        self.stale_policy: StalePolicy = stale_policy
         self.register(ReplayTool(self))
 
     # -- wrapping --------------------------------------------------------------------
@@ -453,13 +468,38 @@ class Toolkit:
     def outcome(self, id: str) -> Outcome | None:
         """What is known now of an Action's effect: the outcome of its latest
         verification (a record whose `meta.verifies` names it), else its own."""
-        record = self.get(id)
-        checks = [
-            r
-            for r in self.store.records()
-            if r.meta.get("verifies") == record.id and r.outcome is not None
-        ]
-        return checks[-1].outcome if checks else record.outcome
+        return outcome_in(self.store, self.get(id).id)
+
+    # -- continuity: the state document, checkpoints, staleness ------------------------
+
+    def state(self, *, task: Task, document: StateDocument | None = None) -> StateDocument:
+        """A state document pre-filled with what the session's records say exactly
+        (queries run, artifacts, actions and their outcome, the newest observations),
+        merged under `document` when a model wrote one, so that it cannot drop them."""
+        return harness_state(self, task, document)
+
+    def checkpoint(self, document: StateDocument) -> Result:
+        """Save the document and pin what it refers to."""
+        return checkpoint(self, document)
+
+    def recover(self, session: str | None = None) -> Recovery:
+        """Restore the newest checkpoint; what it refers to is stale until re-read."""
+        return recover(self, session)
+
+    def revalidate(self, ids: Iterable[str]) -> Revalidation:
+        """Re-read the deterministic facts among `ids`; mark the rest stale."""
+        return revalidate(self, ids)
+
+    def require_fresh(self, ids: Iterable[str]) -> None:
+        """Before an action: raise `Stale` (or warn, by `stale_policy`) if any fact it
+        depends on is marked stale or older than its max age."""
+        require_fresh(self, ids, self.stale_policy)
+
+    def mark_stale(self, ids: Iterable[str]) -> None:
+        self.stale_ids.update(self.store.resolve(i) for i in ids)
+
+    def unmark_stale(self, ids: Iterable[str]) -> None:
+        self.stale_ids.difference_update(self.store.resolve(i) for i in ids)
 
     def tokens(self, id: str) -> int:
         """The token count of a stored result, counted once and kept in the store."""

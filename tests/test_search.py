@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -10,6 +11,7 @@ import respx
 import addressable as ad
 from addressable.adapters import BraveSearch, Fetch, LocalIndex, Search, SearXNG
 
+from .conftest import FakeClock
 from .httpserver import LocalServer, Page
 
 TOPICS = [
@@ -73,14 +75,14 @@ def test_the_same_query_after_a_new_document_gives_another_answer(
     index.add_folder(corpus, "*.txt")
     search = Search(kit, index)
     before = search("asyncio functions", limit=5)
-    again = search("asyncio functions", limit=5)
+    again = search("asyncio functions", limit=5, fresh=True)
     assert again.id == before.id  # the same answer: the same result, observed twice
     index.add(
         "https://docs.example/asyncio-guide",
         "asyncio functions guide",
         "All about asyncio functions, asyncio functions and more asyncio functions.",
     )
-    after = search("asyncio functions", limit=5)
+    after = search("asyncio functions", limit=5, fresh=True)
     assert after.id != before.id
     assert json.loads(after.payload)["hits"][0]["url"] == "https://docs.example/asyncio-guide"
     assert search.queries(kit.session) == [("asyncio functions", "local")] * 3
@@ -92,7 +94,10 @@ def test_an_empty_answer_is_kept_as_a_negative_finding(kit: ad.Toolkit) -> None:
     search = Search(kit, index)
     res = search("zeppelin")
     assert res.ok and json.loads(res.payload)["hits"] == []
-    assert kit.handle("search", {"query": "zeppelin"}) == "No results for 'zeppelin' (local)."
+    assert (
+        kit.handle("search", {"query": "zeppelin", "fresh": True})
+        == "No results for 'zeppelin' (local)."
+    )
 
 
 def test_verify_is_refused(kit: ad.Toolkit) -> None:
@@ -193,3 +198,25 @@ def test_a_failing_backend_is_recorded_and_raised() -> None:
             Search(kit, SearXNG("https://searx.example"))("lock")
     (rec,) = kit.store.records()
     assert rec.status is ad.Status.ERROR and rec.meta["query"] == "lock"
+
+
+def test_a_recent_identical_query_is_served_from_the_store(
+    kit: ad.Toolkit, clock: FakeClock
+) -> None:
+    index = LocalIndex()
+    index.add("https://x/1", "one", "alpha beta")
+    search = Search(kit, index, reuse_within=timedelta(minutes=30))
+    first = search("alpha")
+    index.add("https://x/2", "two", "alpha gamma")  # the live index has moved on
+    clock.advance(minutes=10)
+    again = search("alpha")
+    assert again.replayed and again.id == first.id
+    assert search.queries(kit.session) == [("alpha", "local")]  # it was not run again
+    text = kit.handle("search", {"query": "alpha"})
+    assert text.startswith("[the same search ran at 09:00: its stored results follow;")
+    fresh = search("alpha", fresh=True)
+    assert not fresh.replayed and fresh.id != first.id
+    clock.advance(minutes=31)
+    assert not search("alpha").replayed  # older than reuse_within: run again
+    other = Search(kit, index, reuse_within=None, name="search2")
+    assert not other("alpha").replayed

@@ -1,0 +1,221 @@
+"""What keeps the work going across compactions and restarts: the facts the harness
+knows exactly (pre-filled into the state document), checkpoints, and staleness: a fact
+has an age, and an action that depends on a stale one waits until it is re-read."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from ._errors import AddressableError, NotReplayable
+from ._evict import evict
+from ._models import Determinism, Record, Result
+from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
+
+if TYPE_CHECKING:
+    from ._toolkit import Toolkit
+
+CHECKPOINT_TOOL = "checkpoint"
+OBSERVATIONS_KEPT = 20  # the newest reads the harness lists in a state document
+StalePolicy = Literal["refuse", "warn"]
+
+
+class Stale(AddressableError):
+    """An action that depends on facts that may no longer hold; re-read them first
+    (`kit.revalidate`)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = ids
+        super().__init__(
+            f"refused: it depends on stale facts {', '.join(ids)}; re-read them "
+            "with kit.revalidate([...]) before acting"
+        )
+
+
+class StaleWarning(UserWarning):
+    """An action went ahead on stale facts (the kit's stale policy is "warn")."""
+
+
+class Revalidation(BaseModel):
+    """What `kit.revalidate` did: fresh results by old id, and what it could only mark."""
+
+    fresh: dict[str, str]  # old id -> id of the new observation
+    changed: list[str]  # old ids whose content changed (they stay stale)
+    stale: list[str]  # ids that cannot be re-read (nondeterministic, actions, gone)
+
+
+class Recovery(BaseModel):
+    """What `kit.recover` restored, and what must be read again before the next action."""
+
+    document: StateDocument
+    must_reread: list[str]
+
+
+def harness_state(kit: Toolkit, task: Task, document: StateDocument | None = None) -> StateDocument:
+    """The facts the store knows exactly for the kit's session (queries run, artifacts,
+    actions with their outcome now, the newest observations), merged under `document`
+    so that a model that wrote it cannot drop any of them."""
+    records = list(kit.store.records(session=kit.session))
+    queries = [_query(r) for r in records if r.tool == "search" and "query" in r.args]
+    artifacts = {}
+    for r in records:
+        artifact = r.meta.get("artifact")
+        if isinstance(artifact, dict) and "path" in artifact:
+            artifacts[str(artifact["path"])] = Artifact(
+                path=str(artifact["path"]), rev=str(artifact.get("rev", ""))
+            )
+    actions = [
+        StateAction(
+            id=r.id,
+            operation=_operation(r),
+            marker=_str(r.meta.get("marker")),
+            idempotency_key=r.idempotency_key,
+            outcome=outcome_in(kit.store, r.id) or r.outcome,
+            observed_at=r.observed_at.isoformat(),
+        )
+        for r in records
+        if r.determinism is Determinism.SIDE_EFFECT and r.outcome
+    ]
+    reads = [r for r in records if r.determinism is Determinism.DETERMINISTIC and r.key]
+    observations = [
+        StateObservation(
+            id=r.id,
+            source=r.key or r.tool,
+            value=_gist(kit, r),
+            observed_at=kit.store.last_seen(r).isoformat(),
+            evidence=[r.id],
+        )
+        for r in reads[-OBSERVATIONS_KEPT:]
+    ]
+    base = document or StateDocument(task=task)
+    merged = base.model_copy(deep=True)
+    merged.task = task
+    merged.queries_run = _union(merged.queries_run, queries)
+    have = {a.path for a in merged.artifacts}
+    merged.artifacts += [a for p, a in artifacts.items() if p not in have]
+    truth = {a.id: a for a in actions}
+    # The store's word on an action wins over the document's.
+    merged.actions = [truth.pop(a.id, a) for a in merged.actions] + list(truth.values())
+    seen = {o.id for o in merged.observations}
+    merged.observations += [o for o in observations if o.id not in seen]
+    return merged
+
+
+def _query(record: Record) -> str:
+    backend = record.args.get("backend")
+    return f"{record.args['query']} ({backend})" if backend else str(record.args["query"])
+
+
+def _operation(record: Record) -> str:
+    args = {k: v for k, v in record.args.items() if k not in ("body", "content", "file_text")}
+    return f"{record.tool} {json.dumps(args, ensure_ascii=False, sort_keys=True)}"
+
+
+def _gist(kit: Toolkit, record: Record) -> str:
+    try:
+        item = evict(record, store=kit.store, budget=40)
+    except AddressableError:
+        return ""
+    return getattr(item, "gist", "") or getattr(item, "text", "")
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _union(first: list[str], second: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+def checkpoint(kit: Toolkit, document: StateDocument) -> Result:
+    """Save the document and pin the records it refers to, in the kit's session."""
+    refs = set(document.checkpoint.refs if document.checkpoint else [])
+    refs |= {e for f in document.findings for e in f.evidence}
+    refs |= {o.id for o in document.observations}
+    for ref in sorted(refs):
+        try:
+            kit.store.pin(kit.store.resolve(ref))
+        except AddressableError:
+            continue  # a URL, or evidence the store does not have: nothing to pin
+    return kit.record(
+        CHECKPOINT_TOOL,
+        {"session": kit.session},
+        document.model_dump_json().encode(),
+        determinism="nondeterministic",
+        key=f"checkpoint:{kit.session}",
+        media_type="application/json",
+    )
+
+
+def recover(kit: Toolkit, session: str | None = None) -> Recovery:
+    """Restore the newest checkpoint of `session` (the kit's by default). A checkpoint
+    does not freeze the world it describes: every fact it refers to is stale until
+    re-read, and `must_reread` lists them."""
+    key = f"checkpoint:{session or kit.session}"
+    saved = list(kit.store.records(tool=CHECKPOINT_TOOL, key=key))
+    if not saved:
+        raise AddressableError(f"no checkpoint for session {session or kit.session!r}")
+    document = StateDocument.model_validate_json(kit.store.read(saved[-1]))
+    refs = list(document.checkpoint.refs if document.checkpoint else [])
+    refs += [o.id for o in document.observations]
+    must = []
+    for ref in dict.fromkeys(refs):
+        try:
+            record = kit.store.get(kit.store.resolve(ref))
+        except AddressableError:
+            continue
+        if record.determinism is not Determinism.SIDE_EFFECT:
+            must.append(record.id)
+    kit.mark_stale(must)
+    return Recovery(document=document, must_reread=must)
+
+
+def revalidate(kit: Toolkit, ids: Iterable[str]) -> Revalidation:
+    """Re-read what is deterministic (a new observation; unchanged content makes the
+    fact fresh again); mark the rest stale."""
+    fresh: dict[str, str] = {}
+    changed: list[str] = []
+    stale: list[str] = []
+    for ref in ids:
+        try:
+            record = kit.get(ref)
+            result = kit.replay(record.id, verify=True)
+        except (NotReplayable, AddressableError):
+            stale.append(ref)
+            kit.mark_stale([ref])
+            continue
+        fresh[record.id] = result.id
+        if result.changed:
+            changed.append(record.id)  # the fact it recorded no longer holds
+        else:
+            kit.unmark_stale([record.id])
+    return Revalidation(fresh=fresh, changed=changed, stale=stale)
+
+
+def stale_among(kit: Toolkit, ids: Iterable[str], now: datetime) -> list[str]:
+    """The ids whose facts may no longer hold: marked stale, or older than their max age."""
+    out = []
+    for ref in ids:
+        record = kit.get(ref)
+        if record.id in kit.stale_ids or (
+            record.max_age is not None and now - kit.store.last_seen(record) > record.max_age
+        ):
+            out.append(record.id)
+    return out
+
+
+def require_fresh(kit: Toolkit, ids: Iterable[str], policy: StalePolicy) -> None:
+    stale = stale_among(kit, ids, kit.clock())
+    if not stale:
+        return
+    if policy == "warn":
+        warnings.warn(
+            str(Stale(stale)).replace("refused", "going ahead"), StaleWarning, stacklevel=3
+        )
+        return
+    raise Stale(stale)

@@ -1,0 +1,180 @@
+"""The state document as a model writes it: a strict JSON Schema, the prompt that asks
+for the document rather than a summary, and `compact_state`, which checks the answer
+and asks again with the problems listed."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from ._state import Problem, StateDocument, Task
+
+if TYPE_CHECKING:
+    from ._toolkit import Toolkit
+
+Generate = Callable[[str], Any]  # a prompt in; a JSON string, or a dict, out
+DEFAULT_ATTEMPTS = 3
+
+
+def state_schema() -> dict[str, Any]:
+    """The document's JSON Schema in the strict form the structured-output modes of the
+    Anthropic and OpenAI APIs accept: every object closed (`additionalProperties:
+    false`) with all its properties required (optional ones nullable), no defaults."""
+    schema = copy.deepcopy(StateDocument.model_json_schema())
+    _strict(schema)
+    for definition in schema.get("$defs", {}).values():
+        _strict(definition)
+    return schema
+
+
+def _strict(node: Any) -> None:
+    if isinstance(node, dict):
+        node.pop("default", None)
+        node.pop("title", None)
+        if node.get("type") == "object" and "properties" in node:
+            node["additionalProperties"] = False
+            node["required"] = list(node["properties"])
+        for key, value in list(node.items()):
+            if key != "properties":
+                _strict(value)
+        for value in node.get("properties", {}).values():
+            _strict(value)
+    elif isinstance(node, list):
+        for value in node:
+            _strict(value)
+
+
+def state_prompt(
+    task: Task,
+    previous: StateDocument | None = None,
+    results: Sequence[str] = (),
+    problems: Sequence[Problem] = (),
+) -> str:
+    """The instruction that asks a model for the state document, not a summary: with the
+    task, the previous document and the results about to leave the context."""
+    parts = [
+        "The context is about to be compacted. Write the state document of the work: the "
+        "position it has reached, for whoever takes the next step, not an account of what "
+        "was done. Answer with one JSON object that fits the schema below, nothing else.",
+        "Rules: every task item is in exactly one of findings (resolved, a negative result "
+        "included: say what was searched) or open (with what it is blocked on and what was "
+        "tried). Keep every finding of the previous document. Cite evidence by result id or "
+        "URL. Never write a secret's value: name it as secret:env:NAME. Mark a hypothesis "
+        "confirmed only if an observation made after the action it depends on supports it.",
+        f"Task: {task.text}\nItems:\n" + "\n".join(f"- {i}" for i in task.items),
+    ]
+    if previous is not None:
+        parts.append("Previous state document:\n" + previous.model_dump_json(indent=1))
+    if results:
+        parts.append(
+            "Results about to leave the context (extract what they establish now):\n"
+            + "\n---\n".join(results)
+        )
+    if problems:
+        parts.append(
+            "Your last document was rejected. Fix these and write it again:\n"
+            + "\n".join(f"- {p}" for p in problems)
+        )
+    parts.append("Schema:\n" + json.dumps(state_schema()))
+    return "\n\n".join(parts)
+
+
+class StateCompaction(BaseModel):
+    """What `compact_state` ended with. When no attempt gave a sound document,
+    `document` is the previous one, unchanged, and `keep_results` says to keep the
+    recent results in the context rather than lose anything."""
+
+    document: StateDocument | None
+    accepted: bool
+    attempts: int
+    problems: list[Problem]
+    narrative: str  # one entry for the human log
+    keep_results: bool
+
+
+def compact_state(
+    generate: Generate,
+    *,
+    kit: Toolkit,
+    task: Task,
+    previous: StateDocument | None = None,
+    results: Sequence[str] = (),
+    max_attempts: int = DEFAULT_ATTEMPTS,
+) -> StateCompaction:
+    """Ask `generate` (an LLM, a test double) for the state document, merge the facts
+    the harness knows exactly over it (`kit.state`), check it, and ask again with the
+    problems listed, up to `max_attempts` times."""
+    problems: list[Problem] = []
+    for attempt in range(1, max_attempts + 1):
+        answer = generate(state_prompt(task, previous, results, problems))
+        document, problems = _read(answer, task)
+        if document is not None:
+            document = kit.state(task=task, document=document)
+            problems = document.problems(previous, kit.store, secrets=list(kit.secrets.known()))
+            if not problems:
+                return StateCompaction(
+                    document=document,
+                    accepted=True,
+                    attempts=attempt,
+                    problems=[],
+                    narrative=_narrative(document, previous, attempt),
+                    keep_results=False,
+                )
+    return StateCompaction(
+        document=previous,
+        accepted=False,
+        attempts=max_attempts,
+        problems=problems,
+        narrative=(
+            f"state document rejected {max_attempts} times (last: "
+            f"{'; '.join(str(p) for p in problems[:3])}); kept the previous document "
+            "and the recent results"
+        ),
+        keep_results=True,
+    )
+
+
+def _read(answer: Any, task: Task) -> tuple[StateDocument | None, list[Problem]]:
+    if isinstance(answer, StateDocument):
+        return answer, []
+    data = answer
+    if isinstance(answer, str):
+        match = re.search(r"\{.*\}", answer, re.S)
+        if match is None:
+            return None, [
+                Problem(
+                    kind="malformed",
+                    message="the answer was not a JSON document: write the JSON object only",
+                )
+            ]
+        try:
+            data = json.loads(match[0])
+        except ValueError as exc:
+            return None, [Problem(kind="malformed", message=f"the answer is not JSON: {exc}")]
+    try:
+        return StateDocument.model_validate(data), []
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return None, [
+            Problem(
+                kind="malformed",
+                message=f"the document does not fit the schema at {where}: {first['msg']}",
+            )
+        ]
+
+
+def _narrative(document: StateDocument, previous: StateDocument | None, attempt: int) -> str:
+    before = {f.item for f in previous.findings} if previous else set()
+    new = [f.item for f in document.findings if f.item not in before]
+    tries = "" if attempt == 1 else f" after {attempt} attempts"
+    return (
+        f"state document accepted{tries}: {len(document.findings)} findings "
+        f"({len(new)} new), {len(document.open)} open, {len(document.actions)} actions, "
+        f"{len(document.queries_run)} queries run"
+    )

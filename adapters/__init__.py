@@ -5,6 +5,7 @@ one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()`
 """
 
 from ._base import Adapter, Identity
+from ._html import html_title, html_to_text
 from ._searchindex import LocalIndex
 from ._websearch import BraveSearch, SearXNG
 from .api import Api, Scope
@@ -31,4 +32,6 @@ __all__ = [
     "Search",
     "SearchBackend",
     "Shell",
+    "html_title",
+    "html_to_text",
 ]

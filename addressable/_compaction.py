@@ -169,7 +169,13 @@ def _plan(
         if position in keep:
             continue
         try:
-            item = evict(record, store=kit.store, summarizer=summarizer, budget=budget)
+            item = evict(
+                record,
+                store=kit.store,
+                summarizer=summarizer,
+                budget=budget,
+                tokens=count_tokens(result.text),
+            )
         except AddressableError:
             continue
         plan.append((result, item, record))

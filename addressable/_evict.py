@@ -19,13 +19,15 @@ def evict(
     store: Store,
     summarizer: Summarizer | None = None,
     budget: int = DEFAULT_BUDGET,
+    tokens: int | None = None,
 ) -> Reference | Claim:
     """A `Reference` for a deterministic result (its key replays it: the stub keeps the
     key and a one-line gist), else a `Claim` (what it established, extracted now, since
     running it again would not give the same answer). The whole stub stays within
-    `budget` tokens."""
+    `budget` tokens. `tokens` is what the model was shown of it, when that differs from
+    the payload (a page shown as readable text); by default the payload's count."""
     payload = store.read(record)
-    tokens = record.tokens
+    tokens = tokens if tokens is not None else record.tokens
     if tokens is None:
         tokens = count_tokens(decode_text(payload, record.media_type))
         store.set_tokens(record.content_hash, tokens)

@@ -118,8 +118,9 @@ def _search(data: dict[str, Any], budget: int) -> str:
     hits = data.get("hits") or []
     if not hits:
         return f"no hits for {data.get('query', '')!r} ({data.get('backend', '?')}): none found"
-    parts = [f"{len(hits)} hits"]
-    parts += [f"{h.get('title', '').strip()} <{h.get('url', '')}>" for h in hits]
+    # URLs first: a later step fetches them; titles only where room is left.
+    parts = [f"{len(hits)} hits", *(str(h.get("url", "")) for h in hits)]
+    parts += [str(h.get("title", "")).strip() for h in hits]
     return fit(parts, budget)
 
 

@@ -36,6 +36,20 @@ def count_tokens(text: str) -> int:
 
     Special-token markers such as ``<|endoftext|>`` are counted as ordinary text.
     """
+    if len(text) >= _CACHED_FROM:
+        return _count_long(text)
+    return _count(text)
+
+
+_CACHED_FROM = 512  # characters; longer texts are remembered: a context is counted often
+
+
+@functools.lru_cache(maxsize=8192)
+def _count_long(text: str) -> int:
+    return _count(text)
+
+
+def _count(text: str) -> int:
     encoding = _encoding()
     if encoding is None:
         return -(-len(text.encode("utf-8")) // 4)

@@ -60,7 +60,7 @@ def test_a_nondeterministic_result_is_a_claim(kit: ad.Toolkit) -> None:
     claim = ad.evict(res.record, store=kit.store)
     assert isinstance(claim, ad.Claim)
     assert claim.label == '"thread safe"'
-    assert claim.text == "2 hits; threading <https://d/threading>; queue <https://d/queue>"
+    assert claim.text == "2 hits; https://d/threading; https://d/queue; threading; queue"
 
 
 def test_an_empty_search_is_a_negative_finding(kit: ad.Toolkit) -> None:

@@ -1,0 +1,124 @@
+"""The token-savings benchmark: what an agent's requests cost over the turns after a
+compaction, under each context strategy, on the bundled scenario or recorded sessions.
+
+    addressable bench
+    addressable bench --trace sessions.jsonl --trigger 16000 --keep 3 --json out.json
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .._stores import open_store
+from .._toolkit import Toolkit
+from ._report import markdown, plot
+from ._sessions import BadLine, Session, read_sessions
+from ._simulate import DEFAULT_KEEP, DEFAULT_TRIGGER, STRATEGIES, Figures, Run, simulate
+
+__all__ = [
+    "DEFAULT_KEEP",
+    "DEFAULT_TRIGGER",
+    "STRATEGIES",
+    "BenchReport",
+    "Figures",
+    "SessionReport",
+    "bench",
+    "markdown",
+    "plot",
+    "read_sessions",
+]
+
+
+class SessionReport(BaseModel):
+    session_id: str
+    strategies: dict[str, Figures]
+    per_turn: dict[str, list[int]]
+
+
+class BenchReport(BaseModel):
+    """The figures of a run: in total, per session, and the lines that could not be read."""
+
+    sessions: int
+    trigger: int
+    keep: int
+    strategies: dict[str, Figures]
+    per_session: list[SessionReport]
+    errors: list[BadLine] = []
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON the benchmark writes (per-turn series left out: they are for the plot)."""
+        data = self.model_dump(mode="json", exclude={"per_session": {"__all__": {"per_turn"}}})
+        if not self.errors:
+            data.pop("errors")
+        return data
+
+
+def bench(
+    sessions: Iterable[Session | BadLine],
+    *,
+    trigger: int = DEFAULT_TRIGGER,
+    keep: int = DEFAULT_KEEP,
+    budget: int | None = None,
+    clear_at_least: int = 0,
+    kits: dict[str, Toolkit] | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> BenchReport:
+    """Replay every session under every strategy. `kits` gives the kit that recorded a
+    session (by id), so that its stubs point at the exact records; others get a fresh
+    in-memory kit. `progress(session_id, steps_done)` is called as it goes."""
+    totals = {name: Figures() for name in STRATEGIES}
+    reports: list[SessionReport] = []
+    errors: list[BadLine] = []
+    done = 0
+    for item in sessions:
+        if isinstance(item, BadLine):
+            errors.append(item)
+            continue
+        runs: dict[str, Run] = {}
+        kit = (kits or {}).get(item.session_id) or Toolkit(
+            open_store("memory://"), session=item.session_id
+        )
+        for name in STRATEGIES:
+            if name == "addressable+state" and item.task is None:
+                runs[name] = runs["addressable"]  # no task list: no document to add
+            else:
+                runs[name] = simulate(
+                    item,
+                    name,
+                    trigger=trigger,
+                    keep=keep,
+                    kit_for=_constant(kit),
+                    budget=budget,
+                    clear_at_least=clear_at_least,
+                )
+            totals[name] = totals[name].add(runs[name].figures)
+            done += 1
+            if progress:
+                progress(item.session_id, done)
+        reports.append(
+            SessionReport(
+                session_id=item.session_id,
+                strategies={n: r.figures for n, r in runs.items()},
+                per_turn={n: r.per_turn for n, r in runs.items()},
+            )
+        )
+    return BenchReport(
+        sessions=len(reports),
+        trigger=trigger,
+        keep=keep,
+        strategies=totals,
+        per_session=reports,
+        errors=errors,
+    )
+
+
+def _constant(kit: Toolkit) -> Callable[[Session], Toolkit]:
+    return lambda session: kit
+
+
+def load(path: str | Path) -> list[Session | BadLine]:
+    return list(read_sessions(path))

@@ -1,0 +1,72 @@
+"""Recorded sessions for the benchmark: one JSON object a line.
+
+    {"session_id": "...", "system": "..."?, "task": {"text", "items"}?,
+     "findings": [{"item", "status", "established", "evidence", "turn"}]?,
+     "messages": [...]}
+
+Messages are in the OpenAI Chat shape (`function.arguments` a JSON string), the same
+flattened (`tool_calls: [{"id", "name", "arguments": {...}}]`, `role: "tool"` with
+`tool_call_id` and `name`), or the Anthropic Messages shape. A line that cannot be read
+is reported with its line number and skipped; the others still run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .._errors import AddressableError
+from .._messages import Shape, parse
+from .._state import Task
+
+
+class Session(BaseModel):
+    """One recorded session, checked well formed."""
+
+    session_id: str
+    system: str | None = None
+    task: Task | None = None
+    findings: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]]
+    shape: Shape = "openai"
+
+
+class BadLine(BaseModel):
+    """A line of the input that could not be read, and why."""
+
+    line: int
+    error: str
+
+
+def read_sessions(path: str | Path) -> Iterator[Session | BadLine]:
+    """Each line of a JSONL file as a `Session`, or a `BadLine` naming what was wrong."""
+    with Path(path).open(encoding="utf-8") as f:
+        for number, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            yield session_from(raw, number)
+
+
+def session_from(raw: str, number: int = 1) -> Session | BadLine:
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return BadLine(line=number, error=f"not JSON: {exc}")
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        return BadLine(line=number, error='not a session: expected {"session_id", "messages"}')
+    try:
+        session = Session.model_validate(
+            {**data, "session_id": str(data.get("session_id") or f"line-{number}")}
+        )
+        conversation = parse(session.messages)
+    except ValidationError as exc:
+        return BadLine(line=number, error=f"not a session: {exc.errors()[0]['msg']}")
+    except AddressableError as exc:
+        return BadLine(line=number, error=str(exc))
+    if conversation.shape == "openai-responses":
+        return BadLine(line=number, error="the Responses shape is not read by the benchmark")
+    return session.model_copy(update={"shape": conversation.shape})

@@ -175,6 +175,7 @@ def _plan(
                 summarizer=summarizer,
                 budget=budget,
                 tokens=count_tokens(result.text),
+                label=False,  # the call that asked it stands right before its stub
             )
         except AddressableError:
             continue

@@ -20,12 +20,15 @@ def evict(
     summarizer: Summarizer | None = None,
     budget: int = DEFAULT_BUDGET,
     tokens: int | None = None,
+    label: bool = True,
 ) -> Reference | Claim:
     """A `Reference` for a deterministic result (its key replays it: the stub keeps the
     key and a one-line gist), else a `Claim` (what it established, extracted now, since
     running it again would not give the same answer). The whole stub stays within
     `budget` tokens. `tokens` is what the model was shown of it, when that differs from
-    the payload (a page shown as readable text); by default the payload's count."""
+    the payload (a page shown as readable text); by default the payload's count. With
+    `label=False` a Claim does not repeat what was asked (the query, the command): for
+    stubs that stand right after the call that asked it."""
     payload = store.read(record)
     tokens = tokens if tokens is not None else record.tokens
     if tokens is None:
@@ -46,7 +49,7 @@ def evict(
             id=record.id,
             tool=record.tool,
             text="",
-            label=_label(record),
+            label=_label(record) if label else "",
             observed_at=record.observed_at,
         )
     room = max(8, budget - count_tokens(stub_for(skeleton, budget)))

@@ -12,6 +12,7 @@ much of the rest as the token budget allows.
 
 from __future__ import annotations
 
+import bisect
 import html
 import json
 import re
@@ -213,21 +214,37 @@ def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
-def _identifiers(text: str) -> Iterator[str]:
-    """URLs, paths and made-up words, in order of first appearance, each once."""
-    seen: set[str] = set()
-    found: list[tuple[int, str]] = []
-    for pattern in (_URL, _PATH, _IDENT):
+def _identifiers(text: str, by_count: bool = False) -> Iterator[str]:
+    """URLs, paths and made-up words, each once: in order of first appearance, or with
+    `by_count` the most repeated first. A word inside a URL or a path is not repeated."""
+    spans: list[tuple[int, int]] = []
+    first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for pattern in (_URL, _PATH):
         for match in pattern.finditer(text):
-            value = match[0].rstrip(".,;:")
-            if len(value) >= 4 and not any(value in s for s in seen if len(s) > len(value)):
-                found.append((match.start(), value))
-                seen.add(value)
-    kept: set[str] = set()
-    for _, value in sorted(found):
-        if value not in kept:
-            kept.add(value)
-            yield value
+            if any(s <= match.start() < e for s, e in spans):
+                continue
+            spans.append((match.start(), match.end()))
+            _tally(match[0].rstrip(".,;:"), match.start(), first, count)
+    spans.sort()
+    starts = [s for s, _ in spans]
+    for match in _IDENT.finditer(text):
+        at = bisect.bisect_right(starts, match.start()) - 1
+        if at >= 0 and match.start() < spans[at][1]:
+            continue  # part of a URL or a path already taken whole
+        _tally(match[0].rstrip(".,;:"), match.start(), first, count)
+
+    def rank(value: str) -> tuple[int, int]:
+        return (-count[value] if by_count else 0, first[value])
+
+    yield from sorted(first, key=rank)
+
+
+def _tally(value: str, at: int, first: dict[str, int], count: dict[str, int]) -> None:
+    if len(value) < 4:
+        return
+    first.setdefault(value, at)
+    count[value] = count.get(value, 0) + 1
 
 
 def _unique(items: Iterable[str]) -> list[str]:

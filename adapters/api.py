@@ -93,8 +93,8 @@ class Api(Adapter):
         self,
         kit: ad.Toolkit,
         *,
-        identities: Iterable[Identity],
-        scope: Scope,
+        identities: Iterable[Identity] = (),
+        scope: Scope | None = None,
         client: httpx.Client | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_age: timedelta = DEFAULT_MAX_AGE,
@@ -102,7 +102,7 @@ class Api(Adapter):
     ) -> None:
         super().__init__(kit, name)
         self.identities = {i.name: i for i in identities}
-        self.scope = scope
+        self.scope = scope or Scope(origins=())  # by default nothing is allowed
         # No retries: a write is sent once, whatever happens to it.
         self._client = client or httpx.Client(
             timeout=timeout, transport=httpx.HTTPTransport(retries=0)

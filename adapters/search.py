@@ -67,14 +67,18 @@ class Search(Adapter):
     def __init__(
         self,
         kit: ad.Toolkit,
-        backend: SearchBackend,
+        backend: SearchBackend | None = None,
         *,
         limit: int = DEFAULT_LIMIT,
         reuse_within: timedelta | None = DEFAULT_REUSE,
         name: str | None = None,
     ) -> None:
         super().__init__(kit, name)
-        self.backend = backend
+        if backend is None:  # the embedded default: an empty local index to add to
+            from ._searchindex import LocalIndex
+
+            backend = LocalIndex()
+        self.backend: SearchBackend = backend
         self.limit = limit
         self.reuse_within = reuse_within
 

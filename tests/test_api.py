@@ -260,3 +260,10 @@ def test_the_model_can_write_and_verify(
         {"method": "PATCH", "url": server.url("/invoices/1042"), "identity": "user_b", "body": {}},
     )
     assert refused.startswith("error: ScopeError")
+
+
+def test_an_api_with_no_scope_allows_nothing(kit: ad.Toolkit, server: LocalServer) -> None:
+    api = Api(kit, identities=IDENTITIES)
+    with pytest.raises(ad.ScopeError, match="not an allowed origin"):
+        api.get(server.url("/invoices/1042"), identity="user_a")
+    assert server.requests == []

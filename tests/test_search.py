@@ -220,3 +220,10 @@ def test_a_recent_identical_query_is_served_from_the_store(
     assert not search("alpha").replayed  # older than reuse_within: run again
     other = Search(kit, index, reuse_within=None, name="search2")
     assert not other("alpha").replayed
+
+
+def test_the_embedded_default_backend_is_a_local_index(kit: ad.Toolkit) -> None:
+    search = Search(kit)
+    assert isinstance(search.backend, LocalIndex)
+    search.backend.add("https://x/1", "Locks", "a lock is thread-safe")  # type: ignore[attr-defined]
+    assert json.loads(search("lock").payload)["hits"][0]["url"] == "https://x/1"

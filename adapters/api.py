@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 import addressable as ad
 
 from ._base import Adapter, Identity, schema
-from ._urls import normalize_url, origin
+from ._urls import normalize_url, origin, redact_url
 
 Action = Literal["read", "replay", "reversible-write", "write"]
 WRITES = {
@@ -115,10 +115,11 @@ class Api(Adapter):
     def get(self, url: str, *, identity: str, action: Action = "read") -> ad.Result:
         """GET `url` as `identity`: a Reference with a max age."""
         self._check(url, identity, action)
+        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
         args = {"method": "GET", "url": url, "identity": identity}
         key = f"GET {normalize_url(url)} as {identity}"
         try:
-            response = self._client.get(url, headers=self._headers(identity))
+            response = self._client.get(wire, headers=self._headers(identity))
         except httpx.HTTPError as exc:
             self.kit.record_failure(
                 self.name,
@@ -191,10 +192,11 @@ class Api(Adapter):
             marker = f"ad-{key[:16]}"
             body = {**(body or {}), marker_field: marker}
         headers = {**self._headers(identity), "Idempotency-Key": key}
+        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
         args: dict[str, Any] = {"method": method, "url": url, "identity": identity, "body": body}
         meta: dict[str, Any] = {"marker": marker, "marker_field": marker_field}
         try:
-            response = self._client.request(method, url, json=body, headers=headers)
+            response = self._client.request(method, wire, json=body, headers=headers)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             return self._action(args, key, meta, ad.Outcome.NOT_APPLIED, exc, sent=False)
         except httpx.HTTPError as exc:  # timeouts and resets after the request went out

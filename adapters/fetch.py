@@ -12,7 +12,7 @@ import addressable as ad
 
 from ._base import Adapter, Identity, schema
 from ._html import html_to_text
-from ._urls import normalize_url
+from ._urls import normalize_url, redact_url
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger body is refused, not cut
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
@@ -74,9 +74,10 @@ class Fetch(Adapter):
     async def aget(self, url: str, *, identity: str | None = None) -> ad.Result:
         """The async twin of calling the adapter."""
         headers = self._headers(identity, {})
+        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
         try:
             async with self._aclient().stream(
-                "GET", url, headers=headers, follow_redirects=True
+                "GET", wire, headers=headers, follow_redirects=True
             ) as response:
                 body = b""
                 async for chunk in response.aiter_bytes():
@@ -106,9 +107,12 @@ class Fetch(Adapter):
 
     def _get(self, url: str, identity: str | None, extra: Mapping[str, str]) -> ad.Result:
         headers = self._headers(identity, extra)
+        # Secret references in the URL are resolved only on the wire; credential-like
+        # query values never reach the record.
+        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
         try:
             with self._sync_client().stream(
-                "GET", url, headers=headers, follow_redirects=True
+                "GET", wire, headers=headers, follow_redirects=True
             ) as response:
                 body = b""
                 for chunk in response.iter_bytes():
@@ -157,9 +161,10 @@ class Fetch(Adapter):
     def _record_response(
         self, url: str, identity: str | None, response: httpx.Response, body: bytes
     ) -> ad.Result:
-        meta: dict[str, Any] = {"status_code": response.status_code, "final_url": str(response.url)}
+        final = redact_url(str(response.url))
+        meta: dict[str, Any] = {"status_code": response.status_code, "final_url": final}
         if response.history:
-            meta["redirects"] = [str(r.url) for r in response.history]
+            meta["redirects"] = [redact_url(str(r.url)) for r in response.history]
         for header, field in (("etag", "etag"), ("last-modified", "last_modified")):
             if header in response.headers:
                 meta[field] = response.headers[header]

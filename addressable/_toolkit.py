@@ -289,6 +289,13 @@ class Toolkit:
                 args_json, args = masked, json.loads(masked)
             if key is not None:
                 key = self.secrets.mask(key)
+            if options.get("meta"):
+                options = {
+                    **options,
+                    "meta": json.loads(
+                        self.secrets.mask(json.dumps(options["meta"], ensure_ascii=False))
+                    ),
+                }
         digest = content_hash(payload)
         if determinism is Determinism.SIDE_EFFECT:
             rid = action_id(tool, args_json, key, digest, self._nonce)

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -206,3 +208,20 @@ def test_last_modified_revalidation(fetch: Fetch, server: LocalServer) -> None:
     again = fetch.kit.replay(first.id, verify=True)
     assert again.changed is False and again.id == first.id
     assert again.record.meta["revalidated"] == 304
+
+
+def test_credentials_in_the_query_string_never_reach_the_store(
+    kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str]
+) -> None:
+    key = secret_env("DOCS_KEY")
+    fetch = Fetch(kit)
+    server.pages[f"/doc?api_key={key}&q=1"] = Page(HTML)
+    res = fetch(server.url("/doc?api_key=secret:env:DOCS_KEY&q=1"))
+    assert res.ok and server.requests[-1].path == f"/doc?api_key={key}&q=1"
+    assert res.record.args["url"] == server.url("/doc?api_key=secret:env:DOCS_KEY&q=1")
+    assert key not in json.dumps(res.record.model_dump(mode="json"))
+    server.pages["/doc?token=literal-value-123&q=1"] = Page(HTML)
+    literal = fetch(server.url("/doc?token=literal-value-123&q=1"))
+    assert literal.ok
+    assert literal.record.args["url"] == server.url("/doc?token=[redacted]&q=1")
+    assert "literal-value-123" not in json.dumps(literal.record.model_dump(mode="json"))

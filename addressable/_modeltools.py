@@ -96,6 +96,12 @@ class FunctionTool:
             outcome = _run_coroutine(outcome)
         return result_text(outcome)
 
+    async def ahandle(self, arguments: dict[str, Any]) -> str:
+        outcome = self._wrapped(**arguments)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        return result_text(outcome)
+
 
 def _run_coroutine(awaitable: Any) -> Any:
     try:

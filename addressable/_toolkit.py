@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import inspect
@@ -410,23 +411,60 @@ class Toolkit:
         unknown tool, arguments that do not fit, or a tool that fails come back as a
         short `error: ...` text the model can act on.
         """
+        found = self._callable(name, arguments)
+        if isinstance(found, str):
+            return found
+        tool, parsed = found
+        made: list[Record] = []
+        token = _RECORDED.set(made)
+        try:
+            text = self._text(name, lambda: tool.handle(parsed))
+        finally:
+            _RECORDED.reset(token)
+        return self._remember(name, text, made)
+
+    async def ahandle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
+        """`handle` from async code: async tools are awaited, others run in a thread."""
+        found = self._callable(name, arguments)
+        if isinstance(found, str):
+            return found
+        tool, parsed = found
+        made: list[Record] = []
+        token = _RECORDED.set(made)
+        try:
+            if isinstance(tool, FunctionTool):
+                try:
+                    text = self.secrets.mask(await tool.ahandle(parsed))
+                except Exception as exc:
+                    text = self._failure_text(name, exc)
+            else:
+                text = await asyncio.to_thread(self._text, name, lambda: tool.handle(parsed))
+        finally:
+            _RECORDED.reset(token)
+        return self._remember(name, text, made)
+
+    def _callable(
+        self, name: str, arguments: Mapping[str, Any] | str | None
+    ) -> tuple[ModelTool, dict[str, Any]] | str:
         tool = self._model_tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self._model_tools))
             return f"error: there is no tool named {name!r}; the tools are: {known}"
         parsed = _parse_arguments(arguments)
-        if isinstance(parsed, str):
-            return parsed
-        made: list[Record] = []
-        token = _RECORDED.set(made)
+        return parsed if isinstance(parsed, str) else (tool, parsed)
+
+    def _text(self, name: str, run: Callable[[], str]) -> str:
         try:
-            text = self.secrets.mask(tool.handle(parsed))
-        except TypeError as exc:
-            text = f"error: the arguments do not fit {name}: {exc}"
+            return self.secrets.mask(run())
         except Exception as exc:
-            text = self.secrets.mask(f"error: {type(exc).__name__}: {exc}")
-        finally:
-            _RECORDED.reset(token)
+            return self._failure_text(name, exc)
+
+    def _failure_text(self, name: str, exc: Exception) -> str:
+        if isinstance(exc, TypeError):
+            return f"error: the arguments do not fit {name}: {exc}"
+        return self.secrets.mask(f"error: {type(exc).__name__}: {exc}")
+
+    def _remember(self, name: str, text: str, made: list[Record]) -> str:
         # Remember which record this text shows, so that compaction can point a stub
         # at it; the call's own record is the first one made under the tool's name.
         primary = next((r for r in made if r.tool == name), made[0] if made else None)

@@ -139,3 +139,28 @@ def test_handle_never_raises(
     full_kit: ad.Toolkit, name: str, arguments: Any, expected: str
 ) -> None:
     assert full_kit.handle(name, arguments).startswith(expected)
+
+
+def test_ahandle_awaits_async_tools_and_runs_the_others(full_kit: ad.Toolkit) -> None:
+    import asyncio
+
+    @full_kit.tool(determinism="deterministic")
+    async def double(n: int) -> int:
+        """Double a number."""
+        await asyncio.sleep(0)
+        return 2 * n
+
+    async def scenario() -> list[str]:
+        return [
+            await full_kit.ahandle("double", {"n": 21}),
+            await full_kit.ahandle("add", {"a": 1}),
+            await full_kit.ahandle("nope", {}),
+            await full_kit.ahandle("double", {"m": 1}),
+        ]
+
+    out = asyncio.run(scenario())
+    assert out[:2] == ["42", "3"]
+    assert out[2].startswith("error: there is no tool named 'nope'")
+    assert out[3].startswith("error: the arguments do not fit double")
+    assert full_kit.shown("42") is not None
+    assert full_kit.handle("double", {"n": 5}) == "10"  # sync handle runs it too

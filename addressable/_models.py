@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._payload import decode_payload, decode_text
 from ._tokens import count_tokens
@@ -62,7 +62,7 @@ class Record(_Frozen):
     format: Literal[1] = 1
     id: str
     tool: str
-    args: dict[str, JsonValue]
+    args: dict[str, Any]  # JSON values: made from canonical JSON, so not checked again
     key: str | None = None
     determinism: Determinism
     status: Status = Status.OK
@@ -76,7 +76,7 @@ class Record(_Frozen):
     outcome: Outcome | None = None
     idempotency_key: str | None = None
     max_age: timedelta | None = None
-    meta: dict[str, JsonValue] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)  # JSON values, from the adapter
 
     @property
     def is_action(self) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,6 +30,32 @@ class Adapter:
 
     def handle(self, arguments: dict[str, Any]) -> str:
         raise NotImplementedError
+
+    def act(
+        self,
+        args: dict[str, Any],
+        change: Callable[[], tuple[str, dict[str, Any] | None]],
+        refused: tuple[type[BaseException], ...],
+    ) -> ad.Result:
+        """Carry out a change that either happens whole or not at all, and record it as
+        an Action: `completed` with the summary and artifact `change` returns, or, when
+        it raises one of `refused` (nothing was changed), `not_applied` and re-raised."""
+        try:
+            summary, artifact = change()
+        except refused as exc:
+            self.kit.record_failure(
+                self.name, args, exc, determinism="side_effect", outcome=ad.Outcome.NOT_APPLIED
+            )
+            raise
+        meta: dict[str, Any] = {"artifact": artifact} if artifact else {}
+        return self.kit.record(
+            self.name,
+            args,
+            summary.encode(),
+            determinism="side_effect",
+            outcome=ad.Outcome.COMPLETED,
+            meta=meta,
+        )
 
 
 class Identity(BaseModel):

@@ -99,7 +99,8 @@ class Files(Adapter):
         args = {"command": "write", "path": relative, "content_hash": rev[1:]}
         if not self.writable:
             raise ad.ScopeError(f"this Files adapter is read-only: {relative} was not written")
-        try:
+
+        def change() -> tuple[str, dict[str, Any]]:
             full.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=full.parent, prefix=f".{full.name}.")
             try:
@@ -109,24 +110,12 @@ class Files(Adapter):
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
-        except OSError as exc:
-            self.kit.record_failure(
-                self.name,
-                args,
-                exc,
-                determinism="side_effect",
-                outcome=ad.Outcome.NOT_APPLIED,
+            return (
+                f"wrote {len(data):,} bytes to {relative} (revision {rev})",
+                {"path": relative, "rev": rev},
             )
-            raise
-        summary = f"wrote {len(data):,} bytes to {relative} (revision {rev})"
-        return self.kit.record(
-            self.name,
-            args,
-            summary.encode(),
-            determinism="side_effect",
-            outcome=ad.Outcome.COMPLETED,
-            meta={"artifact": {"path": relative, "rev": rev}},
-        )
+
+        return self.act(args, change, (OSError,))
 
     def handle(self, arguments: dict[str, Any]) -> str:
         command = arguments.get("command", "read")

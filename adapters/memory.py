@@ -79,26 +79,8 @@ class Memory(Adapter):
         if command not in ("create", "str_replace", "insert", "delete", "rename"):
             raise MemoryCommandError(f"unknown memory command {command!r}")
         args = {k: v for k, v in arguments.items() if v is not None}
-        try:
-            summary, artifact = getattr(self, f"_{command}")(arguments)
-        except (MemoryCommandError, OSError, KeyError) as exc:
-            self.kit.record_failure(
-                self.name,
-                args,
-                exc,
-                determinism="side_effect",
-                outcome=ad.Outcome.NOT_APPLIED,
-            )
-            raise
-        meta: dict[str, Any] = {"artifact": artifact} if artifact else {}
-        return self.kit.record(
-            self.name,
-            args,
-            summary.encode(),
-            determinism="side_effect",
-            outcome=ad.Outcome.COMPLETED,
-            meta=meta,
-        )
+        change = getattr(self, f"_{command}")
+        return self.act(args, lambda: change(arguments), (MemoryCommandError, OSError, KeyError))
 
     # -- commands --------------------------------------------------------------------------
 

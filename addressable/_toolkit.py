@@ -216,22 +216,9 @@ class Toolkit:
         spec = call.spec
         # A side effect that raised may or may not have happened: never guess.
         outcome = Outcome.UNKNOWN if spec.determinism is Determinism.SIDE_EFFECT else None
-        message = f"{type(exc).__name__}: {exc}"
-        options: RecordOptions = {
-            "key": call.key,
-            "media_type": TEXT,
-            "status": Status.ERROR,
-            "error": message,
-            "outcome": outcome,
-            "max_age": spec.max_age,
-        }
-        return self._store(
-            spec.name,
-            call.arguments,
-            call.args_json,
-            message.encode("utf-8"),
-            spec.determinism,
-            options,
+        options: RecordOptions = {"key": call.key, "outcome": outcome, "max_age": spec.max_age}
+        return self._failure(
+            spec.name, call.arguments, call.args_json, exc, spec.determinism, options
         )
 
     # -- recording -------------------------------------------------------------------
@@ -265,10 +252,25 @@ class Toolkit:
     ) -> Result:
         """Record a call that raised: status error, the exception ("Type: message") as
         both the payload and the error. The caller re-raises it."""
+        return self._failure(tool, args, canonical_args(args), exc, determinism, options)
+
+    def _failure(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        args_json: bytes,
+        exc: BaseException,
+        determinism: Determinism | str,
+        options: RecordOptions,
+    ) -> Result:
         message = f"{type(exc).__name__}: {exc}"
-        failed: RecordOptions = {**options, "status": Status.ERROR, "error": message}
-        payload = message.encode("utf-8")
-        return self._store(tool, args, canonical_args(args), payload, determinism, failed)
+        failed: RecordOptions = {
+            **options,
+            "media_type": TEXT,
+            "status": Status.ERROR,
+            "error": message,
+        }
+        return self._store(tool, args, args_json, message.encode("utf-8"), determinism, failed)
 
     def _store(
         self,

@@ -254,3 +254,12 @@ def test_every_input_shape_is_read(tmp_path: Path, shape: str) -> None:
         ratio = report.strategies[name].requests / flat.strategies[name].requests
         assert 0.9 < ratio < 1.1  # the same session, in another shape
     assert report.strategies["addressable"].requests < report.strategies["none"].requests
+
+
+def test_a_missing_trace_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert main(["bench", "--trace", str(tmp_path / "nope.jsonl"), "--out", str(out)]) == 5
+    assert f"no trace file at {tmp_path / 'nope.jsonl'}" in capsys.readouterr().err
+    assert not out.exists()

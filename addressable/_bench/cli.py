@@ -18,12 +18,16 @@ from ._sessions import read_sessions
 
 def run_bench(args: argparse.Namespace, out: Console) -> int:
     folder = Path(args.out)
-    folder.mkdir(parents=True, exist_ok=True)
     errors = Console(stderr=True)
     kits = {}
     if args.trace:
+        if not Path(args.trace).is_file():
+            errors.print(f"addressable: error: no trace file at {args.trace}", markup=False)
+            return 5
         items = list(read_sessions(args.trace))
+        folder.mkdir(parents=True, exist_ok=True)
     else:
+        folder.mkdir(parents=True, exist_ok=True)
         with errors.status(
             "building the bundled scenario (pydoc, a local server, the scripted agent)"
         ):

@@ -22,7 +22,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
     kits = {}
     if args.trace:
         if not Path(args.trace).is_file():
-            errors.print(f"addressable: error: no trace file at {args.trace}", markup=False)
+            print(f"addressable: error: no trace file at {args.trace}", file=sys.stderr)
             return 5
         items = list(read_sessions(args.trace))
         folder.mkdir(parents=True, exist_ok=True)
@@ -72,7 +72,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             try:
                 plot(report, path)
             except MissingDependency as exc:
-                errors.print(f"addressable: no plot: {exc}", markup=False)
+                print(f"addressable: no plot: {exc}", file=sys.stderr)
                 break
     sys.stdout.write(table)
     sys.stdout.flush()

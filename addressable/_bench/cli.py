@@ -52,10 +52,11 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             kits=kits,
             progress=lambda sid, done: bar.update(task, completed=done, description=sid[:40]),
         )
+    # Plain lines on stderr (not rich's console, which would wrap them): one a problem.
     for bad in report.errors:
-        errors.print(f"addressable: line {bad.line}: {bad.error}", markup=False, highlight=False)
+        print(f"addressable: line {bad.line}: {bad.error}", file=sys.stderr)
     if not report.sessions:
-        errors.print("addressable: error: no session could be read", markup=False)
+        print("addressable: error: no session could be read", file=sys.stderr)
         return 5
     table = markdown(report)
     data = json.dumps(report.to_json(), indent=2) + "\n"

@@ -88,7 +88,8 @@ def test_a_writer_killed_mid_write_leaves_a_sound_store(tmp_path: Path) -> None:
     store_dir = tmp_path / "store"
     written = []
     with subprocess.Popen(
-        [sys.executable, WRITER, str(store_dir), "victim", "1000"],
+        # Paced (2 ms a write) so that the kill lands mid-run however busy the machine.
+        [sys.executable, WRITER, str(store_dir), "victim", "1000", "0.002"],
         stdout=subprocess.PIPE,
         text=True,
     ) as proc:

@@ -1,4 +1,4 @@
-"""A writer process for the multi-process tests: `python writer.py STORE NAME COUNT`.
+"""A writer process for the multi-process tests: `python writer.py STORE NAME COUNT [PACE]`.
 
 STORE is a directory or a store URL. Writes COUNT records of sizes from 100 bytes to
 100 KB (so that both SQLite rows and diskcache's separate files are exercised) and
@@ -8,12 +8,14 @@ prints each id as soon as it is stored.
 from __future__ import annotations
 
 import sys
+import time
 
 import addressable as ad
 
 
 def main() -> None:
     store_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    pace = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0  # seconds between writes
     kit = ad.Toolkit(ad.open_store(store_dir), session=name)
     for i in range(count):
         size = (100, 5_000, 40_000, 100_000)[i % 4]
@@ -26,6 +28,8 @@ def main() -> None:
             key=f"{name}/{i}",
         )
         print(res.id, flush=True)
+        if pace:
+            time.sleep(pace)
 
 
 def run_writers(store: str, writers: int, count: int) -> list[list[str]]:

@@ -125,8 +125,8 @@ def test_a_patch_outside_the_scope_is_refused_and_nothing_is_sent(
 def test_a_late_answer_is_unknown_until_verify_finds_it_applied(
     kit: ad.Toolkit, server: LocalServer, invoices: Invoices
 ) -> None:
-    api = make_api(kit, server, timeout=0.3)
-    invoices.delay = 1.5  # applied at once, answered after the client has given up
+    api = make_api(kit, server, timeout=1.0)
+    invoices.delay = 2.5  # applied at once, answered after the client has given up
     res = api.patch(
         server.url("/invoices/1042"),
         identity="user_a",
@@ -152,8 +152,8 @@ def test_a_late_answer_is_unknown_until_verify_finds_it_applied(
 def test_a_write_never_applied_nor_answered_is_not_applied_after_verify(
     kit: ad.Toolkit, server: LocalServer, invoices: Invoices
 ) -> None:
-    api = make_api(kit, server, timeout=0.3)
-    invoices.apply, invoices.delay = False, 1.5
+    api = make_api(kit, server, timeout=1.0)
+    invoices.apply, invoices.delay = False, 2.5
     res = api.patch(
         server.url("/invoices/1042"),
         identity="user_a",

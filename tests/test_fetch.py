@@ -118,8 +118,8 @@ def test_4xx_and_5xx_are_error_records_never_success(fetch: Fetch, server: Local
 
 
 def test_timeouts_are_recorded_and_raised(kit: ad.Toolkit, server: LocalServer) -> None:
-    fetch = Fetch(kit, timeout=0.3)
-    server.pages["/slow"] = Page(b"late", delay=1.5)
+    fetch = Fetch(kit, timeout=1.0)
+    server.pages["/slow"] = Page(b"late", delay=2.5)
     with pytest.raises(httpx.ReadTimeout):
         fetch(server.url("/slow"))
     (rec,) = kit.store.records()

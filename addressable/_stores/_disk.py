@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import io
 import os
 import sqlite3
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import diskcache
 
-from .._errors import StoreError
-from ._kv import KeyValueStore
+from ._kv import KeyValueStore, store_failure, translated
 
 # diskcache writes values from this size on to files of their own. Handing it a file
 # object for those is about twice as fast as handing it the bytes (measured: 1 MB took
@@ -30,7 +27,6 @@ _SETTINGS: dict[str, Any] = {
 }
 
 _FAILURES = (diskcache.Timeout, sqlite3.Error, OSError)
-_M = TypeVar("_M", bound=Callable[..., Any])
 
 
 def default_home() -> Path:
@@ -38,45 +34,31 @@ def default_home() -> Path:
     return Path(os.environ.get("ADDRESSABLE_HOME") or ".addressable")
 
 
-def _translated(what: str) -> Callable[[_M], _M]:
-    """Turn the failures of diskcache and SQLite into `StoreError` naming the store."""
-
-    def decorate(method: _M) -> _M:
-        @functools.wraps(method)
-        def run(self: _DiskBackend, *args: Any) -> Any:
-            try:
-                return method(self, *args)
-            except _FAILURES as exc:
-                raise self.failure(what, exc) from exc
-
-        return cast(_M, run)
-
-    return decorate
-
-
 class _DiskBackend:
+    failures = _FAILURES
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory.resolve()
         self.location = f"disk://{self.directory}"
         self._open()
 
-    @_translated("opening")
+    @translated("opening")
     def _open(self) -> None:
         self._cache = diskcache.Cache(str(self.directory), **_SETTINGS)
 
-    @_translated("reading")
+    @translated("reading")
     def get(self, key: str) -> bytes | None:
         value = self._cache.get(key)
         return None if value is None else bytes(value)
 
-    @_translated("writing")
+    @translated("writing")
     def set(self, key: str, value: bytes) -> None:
         if len(value) >= _FILE_THRESHOLD:
             self._cache.set(key, io.BytesIO(value), read=True)
         else:
             self._cache.set(key, value)
 
-    @_translated("writing")
+    @translated("writing")
     def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
         with self._cache.transact():
             if len(payload) < _FILE_THRESHOLD:
@@ -87,27 +69,27 @@ class _DiskBackend:
                 self._cache.set(blob, io.BytesIO(payload), read=True)
             return bool(self._cache.add(record, value))
 
-    @_translated("writing")
+    @translated("writing")
     def append(self, key: str, item: bytes) -> None:
         # One value holding the items, one a line (items are JSON: no raw newlines).
         with self._cache.transact():
             current = self._cache.get(key)
             self._cache.set(key, (bytes(current) if current else b"") + item + b"\n")
 
-    @_translated("reading")
+    @translated("reading")
     def items(self, key: str) -> list[bytes]:
         value = self._cache.get(key)
         return bytes(value).splitlines() if value else []
 
-    @_translated("deleting")
+    @translated("deleting")
     def delete(self, key: str) -> None:
         self._cache.delete(key)
 
-    @_translated("reading")
+    @translated("reading")
     def contains(self, key: str) -> bool:
         return key in self._cache
 
-    @_translated("listing")
+    @translated("listing")
     def keys(self, prefix: str) -> list[str]:
         return [k for k in self._cache.iterkeys() if k.startswith(prefix)]
 
@@ -116,9 +98,6 @@ class _DiskBackend:
 
     def close(self) -> None:
         self._cache.close()
-
-    def failure(self, what: str, exc: BaseException) -> StoreError:
-        return StoreError(f"disk store at {self.directory}: {what} failed: {exc}")
 
 
 class _Transaction:
@@ -134,14 +113,14 @@ class _Transaction:
         try:
             self._inner.__enter__()
         except _FAILURES as exc:
-            raise self._backend.failure("a transaction", exc) from exc
+            raise store_failure(self._backend.location, "a transaction", exc) from exc
 
     def __exit__(self, *exc_info: Any) -> None:
         assert self._inner is not None
         try:
             self._inner.__exit__(*exc_info)
         except _FAILURES as exc:
-            raise self._backend.failure("a transaction", exc) from exc
+            raise store_failure(self._backend.location, "a transaction", exc) from exc
 
 
 class DiskStore(KeyValueStore):

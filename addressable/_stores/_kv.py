@@ -16,16 +16,17 @@ Key layout:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
 
-from .._errors import AmbiguousId, Expired, IntegrityError, NotFound
+from .._errors import AmbiguousId, Expired, IntegrityError, NotFound, StoreError
 from .._models import Observation, Record
 from ..ids import ID_LENGTH, check_prefix, content_hash
 from ._base import DamagedRecord, GcReport, StoreStats, VerifyReport
@@ -71,6 +72,31 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+
+def translated(what: str) -> Callable[[_M], _M]:
+    """Decorate a backend method so that its library's failures (the backend's
+    `failures`) become `StoreError` naming the store and what failed."""
+
+    def decorate(method: _M) -> _M:
+        @functools.wraps(method)
+        def run(self: Any, *args: Any) -> Any:
+            try:
+                return method(self, *args)
+            except self.failures as exc:
+                raise store_failure(self.location, what, exc) from exc
+
+        return cast(_M, run)
+
+    return decorate
+
+
+def store_failure(location: str, what: str, exc: BaseException) -> StoreError:
+    kind = location.split(":", 1)[0]
+    return StoreError(f"{kind} store at {location}: {what} failed: {exc}")
 
 
 class KeyValueStore:

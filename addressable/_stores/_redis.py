@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, TypeVar, cast
+from typing import cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._errors import MissingDependency, StoreError
-from ._kv import KeyValueStore
-
-_M = TypeVar("_M", bound=Callable[..., Any])
+from ._kv import KeyValueStore, translated
 
 # Writes the payload unless present, then the record unless present, in one step that
 # nothing else on the server interleaves with. It refuses (-1) while gc holds the
@@ -27,20 +24,6 @@ return 0
 
 _LOCK_TTL = 600.0  # seconds: a gc that dies holding the lock frees it after this
 _WAIT = 60.0  # seconds a writer waits for a gc to finish before giving up
-
-
-def _translated(what: str) -> Callable[[_M], _M]:
-    def decorate(method: _M) -> _M:
-        @functools.wraps(method)
-        def run(self: _RedisBackend, *args: Any) -> Any:
-            try:
-                return method(self, *args)
-            except self.errors as exc:
-                raise StoreError(f"redis store at {self.location}: {what} failed: {exc}") from exc
-
-        return cast(_M, run)
-
-    return decorate
 
 
 class _RedisBackend:
@@ -59,7 +42,7 @@ class _RedisBackend:
             netloc += f":{parts.port}"
         shown = {"namespace": self.namespace[:-1]} if self.namespace != "addressable:" else {}
         self.location = urlunsplit(parts._replace(netloc=netloc, query=urlencode(shown)))
-        self.errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self.failures: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         try:
             self._client = redis.Redis.from_url(server_url)
             self._client.ping()
@@ -68,24 +51,24 @@ class _RedisBackend:
         self._put_pair = self._client.register_script(_PUT_PAIR)
         self._lock_key = self.namespace + "lock:exclusive"
 
-    @_translated("reading")
+    @translated("reading")
     def get(self, key: str) -> bytes | None:
         value = self._client.get(self.namespace + key)
         return None if value is None else bytes(cast(bytes, value))
 
-    @_translated("writing")
+    @translated("writing")
     def set(self, key: str, value: bytes) -> None:
         self._client.set(self.namespace + key, value)
 
-    @_translated("deleting")
+    @translated("deleting")
     def delete(self, key: str) -> None:
         self._client.delete(self.namespace + key)
 
-    @_translated("reading")
+    @translated("reading")
     def contains(self, key: str) -> bool:
         return bool(self._client.exists(self.namespace + key))
 
-    @_translated("listing")
+    @translated("listing")
     def keys(self, prefix: str) -> list[str]:
         pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self.namespace + prefix) + "*"
         start = len(self.namespace)
@@ -94,7 +77,7 @@ class _RedisBackend:
             for k in self._client.scan_iter(match=pattern, count=1000)
         ]
 
-    @_translated("writing")
+    @translated("writing")
     def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
         keys = [self.namespace + blob, self.namespace + record, self._lock_key]
         deadline = time.monotonic() + _WAIT
@@ -109,11 +92,11 @@ class _RedisBackend:
                 )
             time.sleep(0.01)
 
-    @_translated("writing")
+    @translated("writing")
     def append(self, key: str, item: bytes) -> None:
         self._client.rpush(self.namespace + key, item)
 
-    @_translated("reading")
+    @translated("reading")
     def items(self, key: str) -> list[bytes]:
         return [
             bytes(i) for i in cast(list[bytes], self._client.lrange(self.namespace + key, 0, -1))
@@ -124,7 +107,7 @@ class _RedisBackend:
         lock = self._client.lock(self._lock_key, timeout=_LOCK_TTL, blocking_timeout=_WAIT)
         try:
             acquired = lock.acquire()
-        except self.errors as exc:
+        except self.failures as exc:
             raise StoreError(f"redis store at {self.location}: locking failed: {exc}") from exc
         if not acquired:
             raise StoreError(
@@ -133,7 +116,7 @@ class _RedisBackend:
         try:
             yield
         finally:
-            with suppress(*self.errors):  # expired meanwhile: nothing left to release
+            with suppress(*self.failures):  # expired meanwhile: nothing left to release
                 lock.release()
 
     def close(self) -> None:

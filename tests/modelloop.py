@@ -81,3 +81,64 @@ def pydoc_page(module: str) -> bytes:
     """The HTML documentation pydoc renders for a standard library module."""
     mod = importlib.import_module(module)
     return pydoc.html.page(pydoc.describe(mod), pydoc.html.document(mod, module)).encode()
+
+
+def as_shape(row: dict[str, Any], shape: str) -> dict[str, Any]:
+    """A flattened session rewritten in the OpenAI Chat or the Anthropic shape."""
+    out: list[dict[str, Any]] = []
+    for m in row["messages"]:
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            if shape == "openai":
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": m.get("content"),
+                        "tool_calls": [
+                            {
+                                "id": c["id"],
+                                "type": "function",
+                                "function": {
+                                    "name": c["name"],
+                                    "arguments": json.dumps(c["arguments"]),
+                                },
+                            }
+                            for c in m["tool_calls"]
+                        ],
+                    }
+                )
+            else:
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "text", "text": m.get("content") or "..."},
+                            *(
+                                {
+                                    "type": "tool_use",
+                                    "id": c["id"],
+                                    "name": c["name"],
+                                    "input": c["arguments"],
+                                }
+                                for c in m["tool_calls"]
+                            ),
+                        ],
+                    }
+                )
+        elif m["role"] == "tool":
+            if shape == "openai":
+                out.append(
+                    {"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]}
+                )
+            else:
+                block = {
+                    "type": "tool_result",
+                    "tool_use_id": m["tool_call_id"],
+                    "content": m["content"],
+                }
+                if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                    out[-1]["content"].append(block)
+                else:
+                    out.append({"role": "user", "content": [block]})
+        else:
+            out.append({"role": m["role"], "content": m.get("content") or "..."})
+    return {**row, "messages": out}

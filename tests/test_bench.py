@@ -15,6 +15,8 @@ from addressable._bench._sessions import Session
 from addressable._bench._simulate import PLACEHOLDER, simulate
 from addressable._cli import main
 
+from . import modelloop
+
 FIXTURES = Path(__file__).parent / "fixtures" / "sessions.jsonl"
 
 
@@ -179,72 +181,11 @@ def test_the_bundled_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "| addressable |" in (out / "report.md").read_text()
 
 
-def as_shape(row: dict[str, Any], shape: str) -> dict[str, Any]:
-    """A flattened session rewritten in the OpenAI Chat or the Anthropic shape."""
-    out: list[dict[str, Any]] = []
-    for m in row["messages"]:
-        if m["role"] == "assistant" and m.get("tool_calls"):
-            if shape == "openai":
-                out.append(
-                    {
-                        "role": "assistant",
-                        "content": m.get("content"),
-                        "tool_calls": [
-                            {
-                                "id": c["id"],
-                                "type": "function",
-                                "function": {
-                                    "name": c["name"],
-                                    "arguments": json.dumps(c["arguments"]),
-                                },
-                            }
-                            for c in m["tool_calls"]
-                        ],
-                    }
-                )
-            else:
-                out.append(
-                    {
-                        "role": "assistant",
-                        "content": [
-                            {"type": "text", "text": m.get("content") or "..."},
-                            *(
-                                {
-                                    "type": "tool_use",
-                                    "id": c["id"],
-                                    "name": c["name"],
-                                    "input": c["arguments"],
-                                }
-                                for c in m["tool_calls"]
-                            ),
-                        ],
-                    }
-                )
-        elif m["role"] == "tool":
-            if shape == "openai":
-                out.append(
-                    {"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]}
-                )
-            else:
-                block = {
-                    "type": "tool_result",
-                    "tool_use_id": m["tool_call_id"],
-                    "content": m["content"],
-                }
-                if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
-                    out[-1]["content"].append(block)
-                else:
-                    out.append({"role": "user", "content": [block]})
-        else:
-            out.append({"role": m["role"], "content": m.get("content") or "..."})
-    return {**row, "messages": out}
-
-
 @pytest.mark.parametrize("shape", ["openai", "anthropic"])
 def test_every_input_shape_is_read(tmp_path: Path, shape: str) -> None:
     rows = [json.loads(line) for line in FIXTURES.read_text().splitlines()]
     trace = tmp_path / f"{shape}.jsonl"
-    trace.write_text("\n".join(json.dumps(as_shape(r, shape)) for r in rows) + "\n")
+    trace.write_text("\n".join(json.dumps(modelloop.as_shape(r, shape)) for r in rows) + "\n")
     sessions = list(read_sessions(trace))
     assert [s.shape for s in sessions] == [shape] * 4  # type: ignore[union-attr]
     report = bench(sessions, trigger=4000, keep=3)

@@ -11,6 +11,9 @@ import pytest
 
 import addressable as ad
 
+from . import modelloop
+from .test_compaction_properties import SDK_TYPES
+
 SESSIONS = [
     json.loads(line)
     for line in (Path(__file__).parent / "fixtures" / "sessions.jsonl").read_text().splitlines()
@@ -38,3 +41,20 @@ def test_a_recorded_session_compacts_and_replays(session: dict[str, Any]) -> Non
     for message in messages:
         for call in message.get("tool_calls") or []:
             assert json.dumps(call["arguments"], ensure_ascii=False) in text
+
+
+@pytest.mark.parametrize("shape", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "session",
+    SESSIONS[:2] + SESSIONS[3:],
+    ids=[s["session_id"] for s in SESSIONS[:2] + SESSIONS[3:]],
+)
+def test_the_same_sessions_in_the_api_shapes(session: dict[str, Any], shape: str) -> None:
+    row = modelloop.as_shape(session, shape)
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    result = ad.compact(row["messages"], kit=kit, keep_last=3)
+    assert result.shape == shape and result.evicted
+    SDK_TYPES[shape].validate_python(result.messages)
+    before = {r.call_id: r.text for r in ad._messages.parse(row["messages"]).results}
+    for evicted in result.evicted:
+        assert kit.handle("replay_result", {"id": evicted.id}) == before[evicted.call_id]

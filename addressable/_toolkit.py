@@ -23,7 +23,7 @@ from ._continuity import (
     require_fresh,
     revalidate,
 )
-from ._errors import NotReplayable
+from ._errors import AddressableError, NotReplayable
 from ._models import Determinism, Outcome, Record, Result, Status
 from ._modeltools import FunctionTool, ModelTool, definition, result_text
 from ._payload import TEXT, encode_payload
@@ -503,14 +503,24 @@ class Toolkit:
     ) -> Result:
         """Store a tool result this kit did not make (as found in a message list),
         keyed by its tool-call id, so that it too can be evicted and replayed. Where it
-        came from is unknown, so it is a Claim unless `determinism` says otherwise."""
-        options: RecordOptions = {"key": f"call:{call_id}", "meta": {"tool_call_id": call_id}}
+        came from is unknown, so it is a Claim unless `determinism` says otherwise.
+        Ingesting the same result again (a list compacted twice) finds the first record
+        and adds no observation: the result was not seen again, only read again."""
+        key = f"call:{call_id}"
+        payload = text.encode("utf-8")
+        if Determinism(determinism) is not Determinism.SIDE_EFFECT:
+            known = result_id(tool, canonical_args(arguments), key, content_hash(payload))
+            try:
+                record = self.store.get(known)
+            except AddressableError:
+                pass  # not there yet (or expired): store it below
+            else:
+                return Result(record=record, payload=self.store.read(record))
+        options: RecordOptions = {"key": key, "meta": {"tool_call_id": call_id}}
         if is_error:
             options["status"] = Status.ERROR
             options["error"] = text.strip().splitlines()[0][:200] if text.strip() else "error"
-        return self.record(
-            tool, arguments, text.encode("utf-8"), determinism=determinism, **options
-        )
+        return self.record(tool, arguments, payload, determinism=determinism, **options)
 
     def outcome(self, id: str) -> Outcome | None:
         """What is known now of an Action's effect: the outcome of its latest

@@ -287,3 +287,15 @@ def test_a_malformed_list_names_the_offending_message(
     assert info.value.index == index
     assert str(info.value).startswith(f"message {index}: ")
     assert message in str(info.value)
+
+
+def test_compacting_again_adds_no_observations(kit: ad.Toolkit) -> None:
+    text = "\n".join(f"src/module_{i}.py: def handler_{i}():" for i in range(40))
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for k in range(5):
+        messages += modelloop.assistant("flat", k, "bash", {"command": f"grep {k}"})
+        messages.append(modelloop.result("flat", k, "bash", text + f"\n# {k}"))
+    first = ad.compact(messages, kit=kit, keep_last=3)
+    ad.compact(messages, kit=kit, keep_last=3)  # the same list, compacted again
+    for evicted in first.evicted:
+        assert len(kit.store.observations(evicted.id)) == 1

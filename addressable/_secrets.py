@@ -50,6 +50,10 @@ class Secrets:
             with self._lock:
                 self._values[value] = ref
 
+    def __bool__(self) -> bool:
+        """Whether any secret has been resolved (and so may need masking)."""
+        return bool(self._values)
+
     def known(self) -> dict[str, str]:
         """Reference by value, for checks that no value was kept anywhere."""
         with self._lock:

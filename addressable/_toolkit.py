@@ -284,7 +284,7 @@ class Toolkit:
         key = options.get("key")
         if type(determinism) is not Determinism:
             determinism = Determinism(determinism)
-        if self.secrets.known():
+        if self.secrets:
             # Credentials never reach the store: mask any value the toolkit has resolved.
             payload = self.secrets.mask_bytes(payload)
             masked = self.secrets.mask_bytes(args_json)
@@ -304,24 +304,21 @@ class Toolkit:
             rid = action_id(tool, args_json, key, digest, self._nonce)
         else:
             rid = result_id(tool, args_json, key, digest)
-        record = Record(
+        # Only the options given (and not None) are passed: fewer fields to validate.
+        fields: dict[str, Any] = {"media_type": TEXT}
+        fields.update((k, v) for k, v in options.items() if v is not None and k != "key")
+        fields.update(
             id=rid,
             tool=tool,
             args=_json_args(args, args_json),
             key=key,
             determinism=determinism,
-            status=options.get("status", Status.OK),
             content_hash=digest,
             size=len(payload),
-            media_type=options.get("media_type", TEXT),
             observed_at=self.clock(),
             session=self.session,
-            error=options.get("error"),
-            outcome=options.get("outcome"),
-            idempotency_key=options.get("idempotency_key"),
-            max_age=options.get("max_age"),
-            meta=dict(options.get("meta") or {}),
         )
+        record = Record.model_validate(fields)
         self.store.put(record, payload)
         made = _RECORDED.get()
         if made is not None:

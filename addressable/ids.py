@@ -52,10 +52,14 @@ def canonical_json(value: object, *, name: str = "value") -> bytes:
     return _dumps(value)
 
 
+# One encoder for every call: json.dumps would build a new one each time.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def _dumps(value: object) -> bytes:
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return _ENCODER.encode(value).encode("utf-8")
 
 
 def canonical_args(args: Mapping[str, object]) -> bytes:

@@ -24,5 +24,6 @@ def test_overhead_benchmark_writes_its_figures(tmp_path: Path) -> None:
     for r in figures["results"]:
         for part in ("floor", "tuned_floor", "wrapped", "replay"):
             assert 0 < r[part]["p10_us"] <= r[part]["median_us"] <= r[part]["p90_us"]
-        assert abs(r["ratio"] - r["wrapped"]["median_us"] / r["floor"]["median_us"]) < 0.01
+        pooled = r["wrapped"]["median_us"] / r["floor"]["median_us"]
+        assert 0.5 * pooled < r["ratio"] < 2 * pooled  # a median of rounds, near the pooled one
         assert r["label"] in proc.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import importlib
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 from rich.console import Console
 from rich.table import Column, Table
 
@@ -28,6 +30,7 @@ from ._errors import (
     NotFound,
     NotReplayable,
 )
+from ._models import Record
 from ._stores import Store, open_store
 from ._toolkit import Toolkit
 
@@ -83,10 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc, EXIT_NOT_FOUND)
     except IntegrityError as exc:
         return _fail(exc, EXIT_INTEGRITY)
-    except (AddressableError, OSError) as exc:
-        return _fail(exc, EXIT_FAILURE)
     except BrokenPipeError:  # output piped into `head` and the like
         return EXIT_OK
+    except (AddressableError, OSError, httpx.HTTPError) as exc:
+        return _fail(exc, EXIT_FAILURE)  # a re-run that could not reach its source, too
 
 
 def _fail(exc: BaseException, code: int) -> int:
@@ -144,7 +147,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--verify",
         action="store_true",
-        help="re-run a deterministic call (needs its tool registered) and report change",
+        help="re-run a deterministic call and report change (public fetches and shell "
+        "commands re-run from here; other tools only in the process that registers them)",
     )
 
     command("verify", _verify, "re-hash every payload; exit 1 naming each damaged record")
@@ -269,6 +273,8 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
 
 def _replay(store: Store, args: argparse.Namespace, out: Console) -> int:
     kit = Toolkit(store, session="cli")
+    if args.verify:
+        _adapters_for(kit, store.get(store.resolve(args.id)))
     result = kit.replay(args.id, verify=args.verify)
     if args.json:
         _print_json(
@@ -282,6 +288,16 @@ def _replay(store: Store, args: argparse.Namespace, out: Console) -> int:
     else:
         _write_bytes(result.payload)
     return EXIT_OK
+
+
+def _adapters_for(kit: Toolkit, record: Record) -> None:
+    """Register the adapters that can re-run `record` with no configuration: fetch of a
+    public URL (no identity), and shell commands in the folder they ran in."""
+    adapters: Any = importlib.import_module("addressable.adapters")
+    if record.tool == "fetch" and "identity" not in record.args:
+        adapters.Fetch(kit)
+    elif record.tool == "shell" and isinstance(record.args.get("cwd"), str):
+        adapters.Shell(kit, cwd=record.args["cwd"], allow_shell=bool(record.args.get("shell")))
 
 
 def _verify(store: Store, args: argparse.Namespace, out: Console) -> int:

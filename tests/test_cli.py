@@ -13,6 +13,7 @@ import addressable as ad
 from addressable._cli import main
 
 from .conftest import FakeClock
+from .httpserver import LocalServer, Page
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def filled(tmp_path: Path, clock: FakeClock) -> tuple[str, dict[str, ad.Result]]
         kit = ad.Toolkit(store, session="one", clock=clock)
         fetch = kit.tool(
             lambda url: f"<p>{url}</p>",
-            name="fetch",
+            name="page",
             determinism="deterministic",
             key=lambda url: url,
         )
@@ -54,7 +55,7 @@ def test_ls_with_filters(
     code, out, _ = run(capsys, "ls", "--store", path, "--json")
     assert code == 0
     assert [r["id"] for r in json.loads(out)] == [res["a"].id, res["bin"].id, res["search"].id]
-    _, out, _ = run(capsys, "ls", "--store", path, "--json", "--tool", "fetch")
+    _, out, _ = run(capsys, "ls", "--store", path, "--json", "--tool", "page")
     assert [r["id"] for r in json.loads(out)] == [res["a"].id]
     _, out, _ = run(capsys, "ls", "--store", path, "--json", "--session", "two")
     assert [r["id"] for r in json.loads(out)] == [res["search"].id]
@@ -147,7 +148,7 @@ def test_verify_stats_gc_pin(
     code, out, _ = run(capsys, "stats", "--store", path, "--json")
     stats = json.loads(out)
     assert (stats["records"], stats["sessions"]) == (3, 2)
-    assert stats["by_tool"] == {"fetch": 1, "files": 1, "search": 1}
+    assert stats["by_tool"] == {"files": 1, "page": 1, "search": 1}
     assert run(capsys, "pin", res["a"].id[:8], "--store", path)[0] == 0
     code, out, _ = run(capsys, "gc", "--store", path, "--max-age", "1s", "--json")
     report = json.loads(out)
@@ -166,7 +167,7 @@ def test_export_import_export_gives_the_same_bytes(
         store.pin(res["a"].id)
         again = ad.Toolkit(store, session="three").tool(
             lambda url: f"<p>{url}</p>",
-            name="fetch",
+            name="page",
             determinism="deterministic",
             key=lambda url: url,
         )("https://x/a")
@@ -203,3 +204,20 @@ def test_python_dash_m_and_console_script(filled: tuple[str, dict[str, ad.Result
         check=True,
     )
     assert json.loads(proc.stdout)["records"] == 3
+
+
+def test_replay_verify_re_runs_a_public_fetch(
+    tmp_path: Path, server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from addressable.adapters import Fetch
+
+    path = str(tmp_path / "store")
+    server.pages["/page"] = Page(b"<p>v1</p>")
+    with ad.DiskStore(path) as store:
+        first = Fetch(ad.Toolkit(store))(server.url("/page"))
+    code, out, _ = run(capsys, "replay", first.id, "--verify", "--json", "--store", path)
+    assert code == 0 and json.loads(out)["changed"] is False
+    server.pages["/page"] = Page(b"<p>v2</p>")
+    code, out, _ = run(capsys, "replay", first.id, "--verify", "--json", "--store", path)
+    shown = json.loads(out)
+    assert code == 0 and shown["changed"] is True and shown["content"] == "<p>v2</p>"

@@ -55,7 +55,8 @@ exit codes:
   2  bad usage: unknown option, malformed or ambiguous id, a re-run that is refused
   3  no result with that id, or it expired (removed by gc)
   4  a payload no longer matches its hash: it is not served
-  5  the store or a bundle failed (disk, database, malformed file)
+  5  the store or a bundle failed (disk, database, malformed file), or a re-run
+     could not reach its source
 
 Errors go to stderr as one line: "addressable: error: <what was wrong and what to do>".
 """

@@ -188,7 +188,10 @@ def _record_of(
 ) -> Record:
     shown = kit.shown(result.text)
     if shown is not None:
-        return kit.get(shown)
+        try:
+            return kit.get(shown)
+        except AddressableError:
+            pass  # gone since (gc): keep the text as it was shown instead
     return kit.ingest(
         result.call_id,
         tool,

@@ -468,12 +468,17 @@ class Toolkit:
         # at it; the call's own record is the first one made under the tool's name.
         primary = next((r for r in made if r.tool == name), made[0] if made else None)
         if primary is not None and name != ReplayTool.name:
-            self._shown[content_hash(text.encode("utf-8"))] = primary.id
+            digest = content_hash(text.encode("utf-8"))
+            if self._shown.get(digest) != primary.id:
+                self._shown[digest] = primary.id
+                self.store.set_shown(digest, primary.id)  # for compaction in any process
         return text
 
     def shown(self, text: str) -> str | None:
-        """The id of the record a text `handle` returned shows, if this kit made it."""
-        return self._shown.get(content_hash(text.encode("utf-8")))
+        """The id of the record a text `handle` returned shows, if this kit, or another
+        on the same store, showed it."""
+        digest = content_hash(text.encode("utf-8"))
+        return self._shown.get(digest) or self.store.shown(digest)
 
     def has_renderer(self, tool: str) -> bool:
         """Whether `tool` shows its results its own way (see `render`)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -299,3 +300,23 @@ def test_compacting_again_adds_no_observations(kit: ad.Toolkit) -> None:
     ad.compact(messages, kit=kit, keep_last=3)  # the same list, compacted again
     for evicted in first.evicted:
         assert len(kit.store.observations(evicted.id)) == 1
+
+
+def test_another_process_on_the_same_store_still_points_stubs_at_the_records(
+    disk_store: ad.DiskStore, clock: Any, server: LocalServer, pages: dict[str, bytes]
+) -> None:
+    runner = ad.Toolkit(disk_store, session="run", clock=clock)
+    messages = modelloop.run(runner, "anthropic", research(runner, server, pages)[:8], "task")
+    compactor = ad.Toolkit(disk_store, session="compactor", clock=clock)  # knows no tools
+    result = ad.compact(messages, kit=compactor, keep_last=3)
+    fetched = [e for e in result.evicted if e.kind == "reference"]
+    assert fetched  # the pages are References to the fetch records, not ingested Claims
+    for evicted in fetched:
+        assert compactor.get(evicted.id).tool == "fetch"
+    for evicted in fetched:
+        disk_store.unpin(evicted.id)
+    report = disk_store.gc(max_age=timedelta(0), now=clock.now + timedelta(days=1))
+    assert set(report.removed_records) >= {e.id for e in fetched}
+    # What pointed at the removed records went with them: compacting again ingests.
+    again = ad.compact(messages, kit=ad.Toolkit(disk_store, clock=clock), keep_last=3)
+    assert all(e.kind == "claim" for e in again.evicted)

@@ -126,6 +126,15 @@ class Store(Protocol):
         """Remember the token count of a payload, so that it is counted once."""
         ...
 
+    def set_shown(self, text_hash: str, record_id: str) -> None:
+        """Remember that the text with this hash was shown to a model for the record, so
+        that a compaction in any process can point a stub at the record."""
+        ...
+
+    def shown(self, text_hash: str) -> str | None:
+        """The record a shown text (by its hash) stood for, if any."""
+        ...
+
     def gc(
         self,
         *,

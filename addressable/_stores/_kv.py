@@ -12,6 +12,7 @@ Key layout:
     p:<id>     pin marker
     t:<hash>   token count of a payload, keyed like its blob
     x:<id>     tombstone of a garbage-collected record
+    s:<hash>   the record a text shown to a model stood for, by the text's hash
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..ids import ID_LENGTH, check_prefix, content_hash
 from ._base import DamagedRecord, GcReport, StoreStats, VerifyReport
 
 BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
+SHOWN = "s:"
 # Blobs are keyed by the first 128 bits of their blake3 hash: half the key length makes
 # every write measurably cheaper, 128 bits leave collisions out of reach, and every read
 # re-hashes against the full 256-bit digest in the record, so none could go unnoticed.
@@ -145,6 +147,13 @@ class KeyValueStore:
 
     def set_tokens(self, content_hash: str, tokens: int) -> None:
         self._backend.set(tokens_key(content_hash), str(tokens).encode())
+
+    def set_shown(self, text_hash: str, record_id: str) -> None:
+        self._backend.set(SHOWN + text_hash[:_ADDRESS], record_id.encode())
+
+    def shown(self, text_hash: str) -> str | None:
+        found = self._backend.get(SHOWN + text_hash[:_ADDRESS])
+        return found.decode() if found is not None else None
 
     def pin(self, record_id: str) -> None:
         self.get(record_id)
@@ -353,6 +362,10 @@ class KeyValueStore:
                         drop(record)
 
             tomb = json.dumps({"at": now.isoformat()}).encode()
+            dropped = set(removed)
+            for k in b.keys(SHOWN):  # what a shown text stood for goes with the record
+                if (b.get(k) or b"").decode() in dropped:
+                    b.delete(k)
             for record_id in removed:
                 b.delete(RECORD + record_id)
                 b.delete(OBSERVED + record_id)

@@ -267,7 +267,35 @@ def _state_document(
         )
 
     result = compact_state(generate, kit=kit, task=task, previous=previous)
-    return result.document
+    if result.document is None:
+        return None
+    return _as_of(result.document, kit, session.messages[:turn])
+
+
+def _as_of(document: StateDocument, kit: Toolkit, before: list[dict[str, Any]]) -> StateDocument:
+    """The document without the harness facts a replay knows only from later turns: the
+    store holds the whole recorded session, the agent at this turn did not."""
+    seen: set[str] = set()
+    asked: set[str] = set()
+    for message in before:
+        if message.get("role") == "tool" and isinstance(message.get("content"), str):
+            shown = kit.shown(message["content"])
+            if shown:
+                seen.add(shown)
+        for name, args in _calls(message):
+            if name == "search" and isinstance(args, dict):
+                asked.add(str(args.get("query", "")))
+    return document.model_copy(
+        update={
+            "observations": [o for o in document.observations if o.id in seen],
+            "actions": [a for a in document.actions if a.id in seen],
+            "queries_run": [
+                q
+                for q in document.queries_run
+                if any(q == a or q.startswith(f"{a} (") for a in asked)
+            ],
+        }
+    )
 
 
 def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -183,7 +184,7 @@ def repo(tmp_path: Path) -> Path:
             cwd=root,
             check=True,
             capture_output=True,
-            env={**env, "PATH": __import__("os").environ["PATH"]},
+            env={**env, "PATH": os.environ["PATH"]},
         )
 
     git("init", "-q", "-b", "main")

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable.adapters import Api, Fetch, LocalIndex, Scope, Search, Shell
+from addressable.adapters import Api, Fetch, Identity, LocalIndex, Scope, Search, Shell
 
 from . import modelloop
-from .httpserver import LocalServer, Page
+from .httpserver import LocalServer, Page, Reply
 from .test_compaction_properties import SDK_TYPES
 
 SHAPES = ["anthropic", "openai", "flat", "openai-responses"]
@@ -128,12 +128,10 @@ def test_what_is_never_evicted(
 ) -> None:
     secret_env("OPS_TOKEN")
     steps = research(kit, server, pages)[:6]
-    server.routes[("PATCH", "/orders/1")] = lambda r: __import__(
-        "tests.httpserver", fromlist=["Reply"]
-    ).Reply(503, b'{"error": "busy"}' * 40)
+    server.routes[("PATCH", "/orders/1")] = lambda r: Reply(503, b'{"error": "busy"}' * 40)
     Api(
         kit,
-        identities=[ad_identity()],
+        identities=[Identity(name="ops", headers={"Authorization": "Bearer secret:env:OPS_TOKEN"})],
         scope=Scope(origins=(server.url(),), actions=frozenset({"write", "read"})),
     )
     Shell(kit, cwd=tmp_path)
@@ -180,12 +178,6 @@ def test_what_is_never_evicted(
     # older json.html goes (its three newer twins are the newest results).
     assert fetched == [server.url("/library/json.html")]
     assert names == {"search", "fetch"}
-
-
-def ad_identity() -> Any:
-    from addressable.adapters import Identity
-
-    return Identity(name="ops", headers={"Authorization": "Bearer secret:env:OPS_TOKEN"})
 
 
 def test_foreign_results_are_ingested_and_replay(kit: ad.Toolkit) -> None:

@@ -247,10 +247,6 @@ def _tally(value: str, at: int, first: dict[str, int], count: dict[str, int]) ->
     count[value] = count.get(value, 0) + 1
 
 
-def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
 def _scalar(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value)
     return text if len(text) <= 60 else text[:59] + "…"

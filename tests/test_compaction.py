@@ -180,12 +180,18 @@ def test_what_is_never_evicted(
     assert names == {"search", "fetch"}
 
 
-def test_foreign_results_are_ingested_and_replay(kit: ad.Toolkit) -> None:
+def grep_session() -> list[dict[str, Any]]:
+    """Five greps a foreign harness ran, each listing the same 40 handlers."""
     text = "\n".join(f"src/module_{i}.py:{i}: def handler_{i}(request):" for i in range(40))
     messages: list[dict[str, Any]] = [{"role": "user", "content": "find the handlers"}]
     for k in range(5):
         messages += modelloop.assistant("flat", k, "bash", {"command": f"grep -rn def{k} src"})
         messages.append(modelloop.result("flat", k, "bash", text + f"\n# {k}"))
+    return messages
+
+
+def test_foreign_results_are_ingested_and_replay(kit: ad.Toolkit) -> None:
+    messages = grep_session()
     result = ad.compact(messages, kit=kit, keep_last=3)
     assert len(result.evicted) == 2
     for evicted in result.evicted:
@@ -283,11 +289,7 @@ def test_a_malformed_list_names_the_offending_message(
 
 
 def test_compacting_again_adds_no_observations(kit: ad.Toolkit) -> None:
-    text = "\n".join(f"src/module_{i}.py: def handler_{i}():" for i in range(40))
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
-    for k in range(5):
-        messages += modelloop.assistant("flat", k, "bash", {"command": f"grep {k}"})
-        messages.append(modelloop.result("flat", k, "bash", text + f"\n# {k}"))
+    messages = grep_session()
     first = ad.compact(messages, kit=kit, keep_last=3)
     ad.compact(messages, kit=kit, keep_last=3)  # the same list, compacted again
     for evicted in first.evicted:

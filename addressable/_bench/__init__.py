@@ -8,7 +8,6 @@ compaction, under each context strategy, on the bundled scenario or recorded ses
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -118,7 +117,3 @@ def bench(
 
 def _constant(kit: Toolkit) -> Callable[[Session], Toolkit]:
     return lambda session: kit
-
-
-def load(path: str | Path) -> list[Session | BadLine]:
-    return list(read_sessions(path))

@@ -17,19 +17,21 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from ._errors import BundleError
+from ._errors import BundleError, NotFound
 from ._models import Observation, Record
 from ._stores import Store
-from .ids import canonical_json, content_hash
+from .ids import ID_LENGTH, canonical_args, canonical_json, content_hash, result_id
 
 FORMAT = "addressable-bundle"
 VERSION = 1
+_ID = re.compile(f"[0-9a-f]{{{ID_LENGTH}}}")
 
 
 class BundleSummary(BaseModel):
@@ -68,69 +70,177 @@ def export_bundle(store: Store, out: IO[bytes]) -> BundleSummary:
 def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     """Add the records and payloads of the bundle at `path` to `store`.
 
-    The file is read twice: once to check all of it (structure, every hash, the end
-    line), then to write. A bad bundle raises `BundleError` and writes nothing.
-    Records the store already has keep theirs, and gain any observations they lacked.
+    The file is read twice: once to check all of it, then to write. Nothing in it is
+    taken on trust; the whole bundle is refused with a `BundleError` naming the line,
+    and nothing written, when any line is malformed, nests too deeply, or gives a time
+    without a time zone; when a record's id is not 16 lowercase hex characters, is
+    given twice, or (for results) does not follow from the record's tool, args, key
+    and content hash; when a payload does not hash to its name or a record's `size` is
+    not its payload's length; or when the store already holds the id for another call.
+    An Action's id joins a random nonce that is not recorded, so for actions only its
+    form and uniqueness, its payload and its size can be checked.
+
+    Records the store already has keep theirs and gain only the sightings they lack:
+    importing the same bundle twice adds nothing.
     """
     path = Path(path)
-    entries, hashes = _check(path)
+    entries, hashes = _check(store, path)
     imported = skipped = 0
     for digest, data in _blobs(path):
-        for record, observations, pinned in entries.get(digest, []):
-            if store.put(record, data):
+        for entry in entries.get(digest, []):
+            record = entry.record
+            if _held(store, record.id) is None and store.put(record, data):
                 imported += 1
             else:
                 skipped += 1
-            known = {o.at for o in store.observations(record.id)}
-            for observation in observations:
-                if observation.at not in known:
-                    store.add_observation(record.id, observation)
-            if pinned:
+            known = {(o.at, o.session) for o in store.observations(record.id)}
+            for sighting in (
+                Observation(at=record.observed_at, session=record.session),
+                *entry.observations,
+            ):
+                if (sighting.at, sighting.session) not in known:
+                    store.add_observation(record.id, sighting)
+                    known.add((sighting.at, sighting.session))
+            if entry.pinned:
                 store.pin(record.id)
     return BundleSummary(records=imported, blobs=len(hashes), skipped=skipped)
 
 
-_Entry = tuple[Record, list[Observation], bool]
+class _Entry(NamedTuple):
+    number: int  # the line of the bundle it came from
+    record: Record
+    observations: list[Observation]
+    pinned: bool
 
 
-def _check(path: Path) -> tuple[dict[str, list[_Entry]], set[str]]:
+def _check(store: Store, path: Path) -> tuple[dict[str, list[_Entry]], dict[str, int]]:
+    """Every entry by content hash, and every payload's size by hash; or `BundleError`."""
     entries: dict[str, list[_Entry]] = {}
-    hashes: set[str] = set()
+    sizes: dict[str, int] = {}
+    lines_of: dict[str, int] = {}  # record id -> the line that gave it
     ended = False
     count = 0
     for number, item in _lines(path):
+        where = f"{path}:{number}"
         if ended:
-            raise BundleError(f"{path}:{number}: content after the end line")
+            raise BundleError(f"{where}: content after the end line")
         if number == 1:
             if item.get("format") != FORMAT or item.get("version") != VERSION:
                 raise BundleError(f"{path} is not an addressable bundle of version {VERSION}")
         elif "record" in item:
-            try:
-                record = Record.model_validate(item["record"])
-                observations = [Observation.model_validate(o) for o in item["observations"]]
-            except (ValidationError, KeyError, TypeError) as exc:
-                raise BundleError(f"{path}:{number}: malformed record: {exc}") from exc
-            entries.setdefault(record.content_hash, []).append(
-                (record, observations, bool(item.get("pinned")))
-            )
+            entry = _entry(store, where, number, item)
+            first = lines_of.setdefault(entry.record.id, number)
+            if first != number:
+                raise BundleError(
+                    f"{where}: duplicate id {entry.record.id}, already given on line {first}"
+                )
+            entries.setdefault(entry.record.content_hash, []).append(entry)
             count += 1
         elif "blob" in item:
             digest, data = _blob(path, number, item)
             if content_hash(data) != digest:
-                raise BundleError(f"{path}:{number}: blob {digest[:16]} does not match its hash")
-            hashes.add(digest)
+                raise BundleError(f"{where}: blob {digest[:16]} does not match its hash")
+            sizes[digest] = len(data)
         elif item.get("end") is True:
-            if item.get("records") != count or item.get("blobs") != len(hashes):
-                raise BundleError(f"{path}:{number}: the end line's counts do not match the file")
+            if item.get("records") != count or item.get("blobs") != len(sizes):
+                raise BundleError(f"{where}: the end line's counts do not match the file")
             ended = True
         else:
-            raise BundleError(f"{path}:{number}: unknown line")
+            raise BundleError(f"{where}: unknown line")
     if not ended:
         raise BundleError(f"{path} is truncated: it has no end line")
-    missing = set(entries) - hashes
-    if missing:
-        raise BundleError(f"{path} lacks the payloads of {len(missing)} records")
-    return entries, hashes
+    for digest, group in entries.items():
+        for entry in group:
+            where, record = f"{path}:{entry.number}", entry.record
+            if digest not in sizes:
+                raise BundleError(f"{where}: the payload of {record.id} is not in the bundle")
+            if record.size != sizes[digest]:
+                raise BundleError(
+                    f"{where}: record {record.id} gives size {record.size}, but its payload "
+                    f"is {sizes[digest]} bytes"
+                )
+    return entries, sizes
+
+
+def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entry:
+    """One record line, checked against itself and against what the store holds."""
+    try:
+        record = Record.model_validate(item["record"])
+        observations = [Observation.model_validate(o) for o in item["observations"]]
+        pinned = item.get("pinned", False)
+        if not isinstance(pinned, bool):
+            raise TypeError(f"pinned is {pinned!r}, not true or false")
+        record.model_dump_json()  # what a store writes: it must serialise
+    except ValidationError as exc:
+        raise BundleError(f"{where}: malformed record: {_one_line(exc)}") from exc
+    except (KeyError, TypeError) as exc:
+        raise BundleError(f"{where}: malformed record: {_words(exc)}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise BundleError(
+            f"{where}: the record cannot be stored (nested too deeply, or text that is not "
+            f"Unicode): {_words(exc)}"
+        ) from exc
+    for name, when in [
+        ("observed_at", record.observed_at),
+        *(("an observation", o.at) for o in observations),
+    ]:
+        if when.utcoffset() is None:
+            raise BundleError(
+                f"{where}: {name} {when.isoformat()} has no time zone; bundle times must be "
+                "timezone-aware (for example 2026-03-11T09:00:00+00:00)"
+            )
+    if not _ID.fullmatch(record.id):
+        raise BundleError(
+            f"{where}: {record.id[:40]!r} is not a result id: "
+            f"ids are {ID_LENGTH} lowercase hex characters"
+        )
+    if not record.is_action:  # an action's id joins a nonce that is not recorded
+        try:
+            derived = result_id(
+                record.tool, canonical_args(record.args), record.key, record.content_hash
+            )
+        except (ValueError, RecursionError) as exc:  # ArgumentError is a ValueError
+            raise BundleError(
+                f"{where}: the args of {record.id} are not canonical JSON: {_words(exc)}"
+            ) from exc
+        if derived != record.id:
+            raise BundleError(
+                f"{where}: the id {record.id} does not follow from the record's tool, args, key "
+                f"and content hash (they give {derived}): the record was altered"
+            )
+    held = _held(store, record.id)
+    if held is not None and _call(held) != _call(record):
+        raise BundleError(
+            f"{where}: the store already holds {record.id} for another call "
+            f"({held.tool} {held.key or ''}); the bundle's record would not be the one replayed"
+        )
+    return _Entry(number, record, observations, pinned)
+
+
+def _held(store: Store, record_id: str) -> Record | None:
+    """The store's record with this id, if it has one (an expired id has none)."""
+    try:
+        return store.get(record_id)
+    except NotFound:
+        return None
+
+
+def _call(record: Record) -> tuple[object, ...]:
+    """What makes two records the same call with the same result."""
+    return (record.tool, record.args, record.key, record.content_hash, record.determinism)
+
+
+def _one_line(exc: ValidationError) -> str:
+    """A pydantic error as one line: each field and what is wrong with it."""
+    problems = [
+        f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    ]
+    return _words("; ".join(problems))
+
+
+def _words(exc: object) -> str:
+    return " ".join(str(exc).split())[:300]
 
 
 def _blobs(path: Path) -> Iterator[tuple[str, bytes]]:
@@ -152,8 +262,10 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             for number, raw in enumerate(f, start=1):
                 try:
                     item = json.loads(raw)
+                except RecursionError as exc:
+                    raise BundleError(f"{path}:{number}: nests too deeply to parse") from exc
                 except ValueError as exc:
-                    raise BundleError(f"{path}:{number}: not JSON: {exc}") from exc
+                    raise BundleError(f"{path}:{number}: not JSON: {_words(exc)}") from exc
                 if not isinstance(item, dict):
                     raise BundleError(f"{path}:{number}: not a JSON object")
                 yield number, item

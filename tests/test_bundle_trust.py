@@ -1,0 +1,290 @@
+"""Import trusts nothing: a bundle that lies about its records is refused whole.
+
+Each test builds the forged or careless bundle an attacker or a hand edit would make, and
+checks that the refusal is one line naming the line of the bundle and that nothing at all
+reached the store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import addressable as ad
+from addressable.ids import canonical_json
+
+from .conftest import FakeClock
+
+Lines = list[dict[str, Any]]
+
+
+def bundle(tmp_path: Path, clock: FakeClock, *, action: bool = False) -> Path:
+    """A bundle of three genuine records (and, if asked, one action), as export writes it."""
+    store = ad.open_store("memory://")
+    kit = ad.Toolkit(store, session="s", clock=clock)
+    for i in range(3):
+        kit.record(
+            "fetch",
+            {"url": f"https://x/{i}", "n": i},
+            f"page {i}".encode(),
+            determinism="deterministic",
+            key=f"https://x/{i}",
+            media_type="text/html",
+        )
+        clock.advance(minutes=1)
+    if action:
+        kit.record("api", {"op": "pay"}, b"done", determinism="side_effect", outcome="completed")
+    path = tmp_path / "bundle.jsonl"
+    with path.open("wb") as f:
+        ad.export_bundle(store, f)
+    return path
+
+
+def read(path: Path) -> Lines:
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def write(path: Path, lines: Lines) -> None:
+    path.write_bytes(b"".join(canonical_json(line) + b"\n" for line in lines))
+
+
+def record_lines(lines: Lines) -> list[int]:
+    """Indexes of the record lines (a line number is the index plus one)."""
+    return [i for i, line in enumerate(lines) if "record" in line]
+
+
+def assert_refused(path: Path, store: ad.Store, pattern: str) -> str:
+    """Import is refused with a one-line BundleError matching `pattern`; nothing written."""
+    with pytest.raises(ad.BundleError, match=pattern) as info:
+        ad.import_bundle(store, path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert list(store.records()) == []
+    assert isinstance(store, ad.KeyValueStore)
+    assert store._backend.keys("") == []  # no blob, pin or observation either
+    return message
+
+
+def edit_record(index: int, **fields: Any) -> Callable[[Lines], None]:
+    def edit(lines: Lines) -> None:
+        lines[record_lines(lines)[index]]["record"].update(fields)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(edit_record(1, args={"url": "https://evil/", "n": 1}), id="args"),
+        pytest.param(edit_record(1, key="https://evil/"), id="key"),
+        pytest.param(edit_record(1, key=None), id="key-dropped"),
+        pytest.param(edit_record(1, tool="shell"), id="tool"),
+    ],
+)
+def test_a_record_whose_id_does_not_follow_from_its_content_is_refused(
+    tmp_path: Path, clock: FakeClock, edit: Callable[[Lines], None]
+) -> None:
+    path = bundle(tmp_path, clock)
+    lines = read(path)
+    edit(lines)
+    write(path, lines)
+    number = record_lines(lines)[1] + 1
+    message = assert_refused(path, ad.open_store("memory://"), rf":{number}: ")
+    assert "does not follow from" in message
+
+
+def test_a_record_pointing_at_another_payload_is_refused(tmp_path: Path, clock: FakeClock) -> None:
+    # The payload is genuine and in the bundle, but the record's id was made for another.
+    path = bundle(tmp_path, clock)
+    lines = read(path)
+    first, second = (lines[i]["record"] for i in record_lines(lines)[:2])
+    first["content_hash"], first["size"] = second["content_hash"], second["size"]
+    write(path, lines)
+    assert_refused(path, ad.open_store("memory://"), rf":{record_lines(lines)[0] + 1}: .*id")
+
+
+@pytest.mark.parametrize("size", [0, 5, 10**9, -1])
+def test_a_false_size_is_refused(tmp_path: Path, clock: FakeClock, size: int) -> None:
+    path = bundle(tmp_path, clock)
+    lines = read(path)
+    edit_record(2, size=size)(lines)
+    write(path, lines)
+    number = record_lines(lines)[2] + 1
+    assert_refused(path, ad.open_store("memory://"), rf":{number}: .*size")
+
+
+def test_duplicate_ids_are_refused(tmp_path: Path, clock: FakeClock) -> None:
+    path = bundle(tmp_path, clock)
+    lines = read(path)
+    at = record_lines(lines)[1]
+    lines.insert(at + 1, lines[at])
+    lines[-1]["records"] += 1
+    write(path, lines)
+    assert_refused(path, ad.open_store("memory://"), rf":{at + 2}: .*duplicate.*line {at + 1}")
+
+
+@pytest.mark.parametrize(
+    "make_id",
+    [
+        pytest.param(str.upper, id="uppercase"),
+        pytest.param(lambda i: i[:15], id="short"),
+        pytest.param(lambda i: i + "0", id="long"),
+        pytest.param(lambda i: i[:15] + "g", id="not-hex"),
+        pytest.param(lambda i: "../../" + i, id="path"),
+    ],
+)
+def test_ids_that_are_not_16_lowercase_hex_are_refused(
+    tmp_path: Path, clock: FakeClock, make_id: Callable[[str], str]
+) -> None:
+    # An action's id carries a random nonce, so only its form can be checked: the form is
+    # checked for every record.
+    path = bundle(tmp_path, clock, action=True)
+    lines = read(path)
+    at = next(i for i in record_lines(lines) if lines[i]["record"]["tool"] == "api")
+    lines[at]["record"]["id"] = make_id(lines[at]["record"]["id"])
+    write(path, lines)
+    assert_refused(path, ad.open_store("memory://"), rf":{at + 1}: .*16 lowercase hex")
+
+
+def test_a_genuine_action_is_imported(tmp_path: Path, clock: FakeClock) -> None:
+    path = bundle(tmp_path, clock, action=True)
+    store = ad.open_store("memory://")
+    assert ad.import_bundle(store, path).records == 4
+    action = next(store.records(tool="api"))
+    assert action.outcome is ad.Outcome.COMPLETED
+    assert store.read(action) == b"done"
+
+
+def test_an_action_that_would_replace_another_record_is_refused(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # The store already holds an action; a bundle brings another call under its id.
+    store = ad.open_store("memory://")
+    held = ad.Toolkit(store, clock=clock).record(
+        "api", {"op": "refund"}, b"ok", determinism="side_effect"
+    )
+    path = bundle(tmp_path, clock, action=True)
+    lines = read(path)
+    at = next(i for i in record_lines(lines) if lines[i]["record"]["tool"] == "api")
+    lines[at]["record"]["id"] = held.id
+    write(path, lines)
+    with pytest.raises(ad.BundleError, match=rf":{at + 1}: .*{held.id}.*another call") as info:
+        ad.import_bundle(store, path)
+    assert "\n" not in str(info.value)
+    assert [r.id for r in store.records()] == [held.id]
+    assert len(store.observations(held.id)) == 1
+
+
+@pytest.mark.parametrize("depth", [300, 100_000])
+def test_nesting_too_deep_is_refused(tmp_path: Path, clock: FakeClock, depth: int) -> None:
+    # 300 parses but cannot be stored; 100,000 overflows the parser itself.
+    path = bundle(tmp_path, clock)
+    text = path.read_bytes().splitlines(keepends=True)
+    at = record_lines(read(path))[1]
+    deep = "[" * depth + "]" * depth
+    text[at] = re.sub(rb'"n":\d', f'"n":{deep}'.encode(), text[at])
+    path.write_bytes(b"".join(text))
+    assert_refused(path, ad.open_store("memory://"), rf":{at + 1}: .*nest")
+
+
+def test_text_that_is_not_unicode_is_refused(tmp_path: Path, clock: FakeClock) -> None:
+    # JSON can spell a lone surrogate (\ud800); no store can write it.
+    path = bundle(tmp_path, clock)
+    text = path.read_bytes().splitlines(keepends=True)
+    at = record_lines(read(path))[0]
+    text[at] = re.sub(rb'"n":\d', rb'"n":"\\ud800"', text[at])
+    path.write_bytes(b"".join(text))
+    assert_refused(path, ad.open_store("memory://"), rf":{at + 1}: .*Unicode")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(edit_record(0, observed_at="2026-03-11T09:00:00"), id="observed_at"),
+        pytest.param(
+            lambda lines: lines[record_lines(lines)[0]]["observations"].append(
+                {"at": "2026-03-12T09:00:00", "session": "s"}
+            ),
+            id="observation",
+        ),
+    ],
+)
+def test_a_time_without_a_timezone_is_refused(
+    tmp_path: Path, clock: FakeClock, edit: Callable[[Lines], None]
+) -> None:
+    path = bundle(tmp_path, clock)
+    lines = read(path)
+    edit(lines)
+    write(path, lines)
+    number = record_lines(lines)[0] + 1
+    assert_refused(path, ad.open_store("memory://"), rf":{number}: .*time ?zone")
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        pytest.param({"determinism": "maybe"}, "determinism", id="enum"),
+        pytest.param({"size": "big", "media_type": 3}, "size", id="two-fields"),
+        pytest.param({"surprise": 1}, "surprise", id="extra"),
+    ],
+)
+def test_a_malformed_record_is_one_line_naming_the_line(
+    tmp_path: Path, clock: FakeClock, fields: dict[str, Any], named: str
+) -> None:
+    path = bundle(tmp_path, clock)
+    lines = read(path)
+    edit_record(0, **fields)(lines)
+    write(path, lines)
+    number = record_lines(lines)[0] + 1
+    assert_refused(path, ad.open_store("memory://"), rf":{number}: malformed record: .*{named}")
+
+
+def test_importing_the_same_bundle_twice_adds_nothing(tmp_path: Path, clock: FakeClock) -> None:
+    source = ad.open_store("memory://")
+    kit = ad.Toolkit(source, session="s", clock=clock)
+    res = kit.record("t", {"q": 1}, b"one", determinism="deterministic")
+    clock.advance(minutes=5)
+    kit.record("t", {"q": 1}, b"one", determinism="deterministic")  # seen again
+    source.pin(res.id)
+    path = tmp_path / "b.jsonl"
+    with path.open("wb") as f:
+        ad.export_bundle(source, f)
+
+    target = ad.open_store(f"disk://{tmp_path / 'target'}")
+    first = ad.import_bundle(target, path)
+    assert (first.records, first.skipped) == (1, 0)
+    before = target.observations(res.id)
+    assert before == source.observations(res.id)
+    again = ad.import_bundle(target, path)
+    assert (again.records, again.skipped) == (0, 1)
+    assert target.observations(res.id) == before
+    assert target.is_pinned(res.id)
+    target.close()
+
+
+def test_a_sighting_the_store_lacks_is_added_once(tmp_path: Path, clock: FakeClock) -> None:
+    # The same result, seen at another time in another store: that sighting is news.
+    target = ad.open_store("memory://")
+    mine = ad.Toolkit(target, session="here", clock=clock).record(
+        "t", {}, b"same", determinism="deterministic"
+    )
+    clock.advance(hours=1)
+    other = ad.open_store("memory://")
+    ad.Toolkit(other, session="there", clock=clock).record(
+        "t", {}, b"same", determinism="deterministic"
+    )
+    path = tmp_path / "b.jsonl"
+    with path.open("wb") as f:
+        ad.export_bundle(other, f)
+    for _ in range(2):
+        ad.import_bundle(target, path)
+    assert [(o.at, o.session) for o in target.observations(mine.id)] == [
+        (clock.now - timedelta(hours=1), "here"),
+        (clock.now, "there"),
+    ]

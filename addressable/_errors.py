@@ -9,6 +9,7 @@
     ├── ArgumentError (also ValueError)  tool arguments that are not JSON
     ├── NotReplayable                    verify=True on a call that cannot be re-run
     ├── ScopeError                       a call outside the configured scope
+    ├── DeadlineExceeded (also TimeoutError)  a call that ran past its overall deadline
     ├── StoreError                       the store's backend failed
     ├── BundleError                      an export bundle that cannot be imported
     └── MissingDependency (also ImportError)  an optional extra is not installed
@@ -70,6 +71,10 @@ class NotReplayable(AddressableError):
 
 class ScopeError(AddressableError):
     """A call outside the scope its adapter was given; nothing was sent."""
+
+
+class DeadlineExceeded(AddressableError, TimeoutError):
+    """A call that was still running when its overall deadline passed: stopped there."""
 
 
 class StoreError(AddressableError):

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ._errors import AddressableError, NotReplayable
 from ._evict import evict
-from ._models import Determinism, Record, Result
+from ._models import Determinism, Record, Result, aware
 from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
 
 if TYPE_CHECKING:
@@ -198,7 +198,9 @@ def revalidate(kit: Toolkit, ids: Iterable[str]) -> Revalidation:
 
 
 def stale_among(kit: Toolkit, ids: Iterable[str], now: datetime) -> list[str]:
-    """The ids whose facts may no longer hold: marked stale, or older than their max age."""
+    """The ids whose facts may no longer hold: marked stale, or older than their max age.
+    `now` must be timezone-aware, as every stored time is (`ArgumentError` if not)."""
+    now = aware(now, "the time given as now")
     out = []
     for ref in ids:
         record = kit.get(ref)
@@ -210,7 +212,7 @@ def stale_among(kit: Toolkit, ids: Iterable[str], now: datetime) -> list[str]:
 
 
 def require_fresh(kit: Toolkit, ids: Iterable[str], policy: StalePolicy) -> None:
-    stale = stale_among(kit, ids, kit.clock())
+    stale = stale_among(kit, ids, aware(kit.clock(), "the Toolkit's clock"))
     if not stale:
         return
     if policy == "warn":

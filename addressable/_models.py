@@ -1,7 +1,9 @@
 """The data addressable keeps: records of calls, results, and what replaces them in context.
 
 All are pydantic models whose JSON round trip is lossless; the store keeps a record as
-its JSON, so these field names are a storage format (see `RECORD_FORMAT`).
+its JSON, so these field names are a storage format (see `RECORD_FORMAT`). Every time
+in them is timezone-aware: a naive datetime (or an ISO 8601 text without an offset) is
+refused with a `ValidationError`, so no naive time is ever compared with an aware one.
 """
 
 from __future__ import annotations
@@ -10,12 +12,28 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from ._errors import ArgumentError
 from ._payload import decode_payload, decode_text
 from ._tokens import count_tokens
 
 RECORD_FORMAT = 1
+
+
+def aware(value: object, source: str) -> datetime:
+    """`value` if it is a timezone-aware datetime, else `ArgumentError` naming it and
+    where it came from (`source`, such as "the Toolkit's clock")."""
+    if isinstance(value, datetime):
+        if value.tzinfo is not None and value.utcoffset() is not None:
+            return value
+        problem = "a naive datetime (no timezone)"
+    else:
+        problem = f"a {type(value).__name__}, not a datetime"
+    raise ArgumentError(
+        f"{source} gave {value!r}, {problem}; times must be timezone-aware, "
+        "such as datetime.now(UTC)"
+    )
 
 
 class Determinism(StrEnum):
@@ -48,7 +66,7 @@ class _Frozen(BaseModel):
 class Observation(_Frozen):
     """One sighting of a result: when, and in which session."""
 
-    at: datetime
+    at: AwareDatetime
     session: str | None = None
 
 
@@ -69,7 +87,7 @@ class Record(_Frozen):
     content_hash: str
     size: int
     media_type: str
-    observed_at: datetime
+    observed_at: AwareDatetime
     session: str | None = None
     tokens: int | None = None
     error: str | None = None
@@ -137,7 +155,7 @@ class Reference(_Frozen):
     key: str
     gist: str
     tokens: int
-    observed_at: datetime
+    observed_at: AwareDatetime
 
 
 class Claim(_Frozen):
@@ -147,5 +165,5 @@ class Claim(_Frozen):
     id: str
     tool: str
     text: str
-    observed_at: datetime
+    observed_at: AwareDatetime
     label: str = ""  # what was asked: the query, the command

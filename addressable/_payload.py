@@ -9,24 +9,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .ids import canonical_json
+from ._errors import ArgumentError
+from .ids import canonical_json, lone_surrogate
 
 TEXT = "text/plain; charset=utf-8"
 BINARY = "application/octet-stream"
 JSON = "application/json"
+_RETURN_VALUE = "the tool's return value"  # how errors name it
 
 
 def encode_payload(value: object, media_type: str | None = None) -> tuple[bytes, str]:
-    """Bytes and media type for a tool's return value."""
+    """Bytes and media type for a tool's return value; `ArgumentError` when it cannot be
+    stored (not JSON, NaN, a str with a lone surrogate), naming where."""
     if type(value) is bytes:  # the common cases first: this runs on every call
         return value, media_type or BINARY
-    if type(value) is str:
-        return value.encode("utf-8"), media_type or TEXT
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value), media_type or BINARY
-    if isinstance(value, str):
-        return value.encode("utf-8"), media_type or TEXT
-    return canonical_json(value, name="the tool's return value"), media_type or JSON
+    try:
+        if type(value) is str:
+            return value.encode("utf-8"), media_type or TEXT
+        if isinstance(value, bytes | bytearray | memoryview):
+            return bytes(value), media_type or BINARY
+        if isinstance(value, str):
+            return value.encode("utf-8"), media_type or TEXT
+    except UnicodeEncodeError as exc:
+        found = lone_surrogate(str(value), _RETURN_VALUE)
+        raise ArgumentError(found or f"{_RETURN_VALUE}: {exc}") from exc
+    return canonical_json(value, name=_RETURN_VALUE), media_type or JSON
 
 
 def decode_payload(data: bytes, media_type: str) -> Any:

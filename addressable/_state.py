@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -69,7 +70,7 @@ class StateObservation(_Part):
     id: str
     source: str
     value: str
-    observed_at: str  # ISO 8601
+    observed_at: str  # ISO 8601; a time without a UTC offset is read as UTC
     evidence: list[str] = Field(default_factory=list)
 
 
@@ -87,7 +88,7 @@ class StateAction(_Part):
     marker: str | None = None
     idempotency_key: str | None = None
     outcome: Outcome
-    observed_at: str  # ISO 8601
+    observed_at: str  # ISO 8601; a time without a UTC offset is read as UTC
 
 
 class Checkpoint(_Part):
@@ -236,7 +237,8 @@ class StateDocument(_Part):
             support = [seen[o] for o in h.based_on if o in seen]
             action = done.get(h.depends_on) if h.depends_on else None
             if action is not None:
-                support = [o for o in support if o.observed_at > action.observed_at]
+                acted = _instant(action.observed_at)
+                support = [o for o in support if _after(_instant(o.observed_at), acted)]
             if not support:
                 after = f" after action {h.depends_on!r}" if h.depends_on else ""
                 out.append(
@@ -258,6 +260,22 @@ class StateDocument(_Part):
             for value in secrets
             if value and value in text
         ][:1]
+
+
+def _instant(text: str) -> datetime | None:
+    """An ISO 8601 time as an aware instant, read as UTC when it names no offset (so
+    that times are compared as instants, never as text, nor naive with aware); None
+    when the text is not a time."""
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return when if when.utcoffset() is not None else when.replace(tzinfo=UTC)
+
+
+def _after(when: datetime | None, then: datetime | None) -> bool:
+    """Whether `when` is known to be after `then`: never when either is not a time."""
+    return when is not None and then is not None and when > then
 
 
 def _resolves(store: Store, ref: str) -> bool:

@@ -7,7 +7,9 @@ import contextvars
 import functools
 import inspect
 import json
+import math
 import os
+import reprlib
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -23,8 +25,8 @@ from ._continuity import (
     require_fresh,
     revalidate,
 )
-from ._errors import AddressableError, NotReplayable
-from ._models import Determinism, Outcome, Record, Result, Status
+from ._errors import AddressableError, ArgumentError, NotReplayable, StoreError
+from ._models import Determinism, Outcome, Record, Result, Status, aware
 from ._modeltools import FunctionTool, ModelTool, definition, result_text
 from ._payload import TEXT, encode_payload
 from ._replaytool import ReplayTool
@@ -33,7 +35,15 @@ from ._spec import Call, KeyFn, ToolSpec
 from ._state import StateDocument, Task, outcome_in
 from ._stores import Store, open_store
 from ._tokens import count_tokens
-from .ids import ID_LENGTH, action_id, canonical_args, check_prefix, content_hash, result_id
+from .ids import (
+    ID_LENGTH,
+    action_id,
+    canonical_args,
+    check_prefix,
+    content_hash,
+    lone_surrogate,
+    result_id,
+)
 
 Clock = Callable[[], datetime]
 # The records made during one kit.handle() call, so that it knows which one it showed.
@@ -66,8 +76,10 @@ class Toolkit:
     """Records every call of the tools it wraps in a store, and replays them by id.
 
     `session` groups the calls of one agent run (a fresh name is made when none is
-    given). `clock` and `nonce` can be injected for deterministic tests. `stale_policy`
-    says whether an action on stale facts is refused (the default) or only warned of.
+    given). `clock` and `nonce` can be injected for deterministic tests; a clock must
+    return timezone-aware datetimes: it is called once here, and a naive time, here or
+    later, is refused with `ArgumentError` naming it. `stale_policy` says whether an
+    action on stale facts is refused (the default) or only warned of.
     """
 
     def __init__(
@@ -81,7 +93,8 @@ class Toolkit:
     ) -> None:
         self.store: Store = store if store is not None else open_store()
         self.clock: Clock = clock or utc_now
-        self.session = session or f"s-{self.clock():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+        started = _aware(self.clock())  # a clock giving naive times fails here, not mid-run
+        self.session = session or f"s-{started:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
         self._nonce = nonce or (lambda: os.urandom(16))
         self.secrets = Secrets()
         self._reruns: dict[str, Rerun] = {}
@@ -126,6 +139,12 @@ class Toolkit:
         otherwise: the safe assumption). `key` is called with the tool's arguments and
         gives the addressable key (a URL, `path@rev`, ...). Return values may be str,
         bytes or JSON-serialisable; `media_type` overrides the one inferred.
+
+        The arguments (JSON, UTF-8 text) and the key (a str or None, UTF-8 text) are
+        checked before the function runs: a bad one raises `ArgumentError` and the
+        function never runs. A return value that cannot be stored (not JSON, NaN, a lone
+        surrogate) is recorded as an error, an action's outcome `unknown`, and then
+        raises `ArgumentError` naming the record: a call that ran is never unrecorded.
         """
 
         def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -196,30 +215,43 @@ class Toolkit:
         args_json = canonical_args(arguments)
         if key is self._NO_KEY:
             key = spec.key(*args, **kwargs) if spec.key else None
+        if key is not None and (type(key) is not str or not key.isascii()):
+            key = _checked_key(spec.name, key)  # before the call: a bad key never runs it
         return Call(spec, arguments, args_json, key)
 
     def _record_return(self, call: Call, value: Any) -> Result:
         spec = call.spec
-        payload, media_type = encode_payload(value, spec.media_type)
-        outcome = Outcome.COMPLETED if spec.determinism is Determinism.SIDE_EFFECT else None
-        options: RecordOptions = {
-            "key": call.key,
-            "media_type": media_type,
-            "outcome": outcome,
-            "max_age": spec.max_age,
-        }
-        return self._store(
-            spec.name, call.arguments, call.args_json, payload, spec.determinism, options
-        )
+        options: RecordOptions = {"key": call.key, "max_age": spec.max_age}
+        try:
+            payload, media_type = encode_payload(value, spec.media_type)
+            outcome = Outcome.COMPLETED if spec.determinism is Determinism.SIDE_EFFECT else None
+            stored: RecordOptions = {**options, "media_type": media_type, "outcome": outcome}
+            return self._store(
+                spec.name, call.arguments, call.args_json, payload, spec.determinism, stored
+            )
+        except StoreError:
+            raise  # the store itself failed: a second write would fail the same way
+        except Exception as exc:  # the call ran: it is recorded, as an error, whatever it gave
+            raise self._unstored(
+                spec.name, call.arguments, None, spec.determinism, options, exc, "the return value"
+            ) from exc
 
     def _record_raise(self, call: Call, exc: BaseException) -> Result:
         spec = call.spec
         # A side effect that raised may or may not have happened: never guess.
         outcome = Outcome.UNKNOWN if spec.determinism is Determinism.SIDE_EFFECT else None
         options: RecordOptions = {"key": call.key, "outcome": outcome, "max_age": spec.max_age}
-        return self._failure(
-            spec.name, call.arguments, call.args_json, exc, spec.determinism, options
-        )
+        try:
+            return self._failure(
+                spec.name, call.arguments, call.args_json, exc, spec.determinism, options
+            )
+        except StoreError:
+            raise
+        except Exception as failed:
+            what = "the record of its error"
+            raise self._unstored(
+                spec.name, call.arguments, None, spec.determinism, options, failed, what
+            ) from failed
 
     # -- recording -------------------------------------------------------------------
 
@@ -237,9 +269,24 @@ class Toolkit:
         The low-level entry for adapters that build the payload themselves: `payload`
         is the exact bytes, `args` must be JSON (they are part of the id). `options`
         are the `RecordOptions`: key, media_type, status, error, outcome,
-        idempotency_key, max_age and meta.
+        idempotency_key, max_age and meta. An action (the change has happened) whose
+        fields cannot be stored is still recorded, with them written as text, status
+        error and outcome `unknown`; then `ArgumentError` names that record.
         """
-        return self._store(tool, args, canonical_args(args), payload, determinism, options)
+        try:
+            return self._store(tool, args, canonical_args(args), payload, determinism, options)
+        except StoreError:
+            raise
+        except Exception as exc:
+            if determinism == Determinism.SIDE_EFFECT:
+                # An action has happened: it is recorded, as an error, whatever it was given.
+                what = "the arguments or options"
+                raise self._unstored(tool, args, payload, determinism, options, exc, what) from exc
+            if isinstance(exc, UnicodeError):
+                raise ArgumentError(
+                    f"{tool!r}: a field cannot be stored: {_describe(exc)}"
+                ) from exc
+            raise
 
     def record_failure(
         self,
@@ -252,7 +299,21 @@ class Toolkit:
     ) -> Result:
         """Record a call that raised: status error, the exception ("Type: message") as
         both the payload and the error. The caller re-raises it."""
-        return self._failure(tool, args, canonical_args(args), exc, determinism, options)
+        try:
+            return self._failure(tool, args, canonical_args(args), exc, determinism, options)
+        except StoreError:
+            raise
+        except Exception as failed:
+            if determinism == Determinism.SIDE_EFFECT:
+                what = "the arguments or options"
+                raise self._unstored(
+                    tool, args, None, determinism, options, failed, what
+                ) from failed
+            if isinstance(failed, UnicodeError):
+                raise ArgumentError(
+                    f"{tool!r}: a field cannot be stored: {_describe(failed)}"
+                ) from failed
+            raise
 
     def _failure(
         self,
@@ -263,14 +324,75 @@ class Toolkit:
         determinism: Determinism | str,
         options: RecordOptions,
     ) -> Result:
-        message = f"{type(exc).__name__}: {exc}"
+        try:
+            message = f"{type(exc).__name__}: {exc}"
+            payload = message.encode("utf-8")
+        except Exception:  # an unprintable exception, or a lone surrogate in its text
+            message = _escaped(f"{type(exc).__name__}: {_describe(exc)}")
+            payload = message.encode("utf-8")
         failed: RecordOptions = {
             **options,
             "media_type": TEXT,
             "status": Status.ERROR,
             "error": message,
         }
-        return self._store(tool, args, args_json, message.encode("utf-8"), determinism, failed)
+        return self._store(tool, args, args_json, payload, determinism, failed)
+
+    def _unstored(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        payload: bytes | None,
+        determinism: Determinism | str,
+        options: RecordOptions,
+        exc: Exception,
+        what: str,
+    ) -> ArgumentError:
+        """After a call has run and `what` it gave cannot be stored: record the call as
+        an error (an action with outcome `unknown`) with every field made storable, and
+        return the error for the caller to raise. Only the failure path comes here."""
+        detail = _describe(exc)
+        action = determinism == Determinism.SIDE_EFFECT
+        error = f"{type(exc).__name__}: {what} could not be stored: {detail}"
+        meta, max_age = options.get("meta"), options.get("max_age")
+        media_type = options.get("media_type") if payload is not None else None
+        fields: RecordOptions = {
+            "key": _storable_text(options.get("key")),
+            "media_type": _storable_text(media_type) or TEXT,
+            "status": Status.ERROR,
+            "error": error,
+            "outcome": Outcome.UNKNOWN if action else None,
+            "idempotency_key": _storable_text(options.get("idempotency_key")),
+            "max_age": max_age if isinstance(max_age, timedelta) else None,
+            "meta": _storable(meta) if isinstance(meta, Mapping) else None,
+        }
+        safe_args: dict[str, Any] = _storable(args) if isinstance(args, Mapping) else {}
+        body = error.encode("utf-8") if payload is None else payload
+        try:
+            now = _aware(self.clock())
+        except Exception:  # the clock is what failed: the record still gets a true time
+            now = utc_now()
+        try:
+            result = self._store(
+                _escaped(str(tool)),
+                safe_args,
+                canonical_args(safe_args),
+                body,
+                determinism,
+                fields,
+                at=now,
+            )
+        except Exception as again:
+            return ArgumentError(
+                f"{tool!r}: {what} could not be stored ({detail}), "
+                f"nor could a record of the call ({_describe(again)})"
+            )
+        ran = "the action ran and is" if action else "the call ran and is"
+        status = "status error, outcome unknown" if action else "status error"
+        return ArgumentError(
+            f"{tool!r}: {what} could not be stored ({detail}); "
+            f"{ran} recorded as {result.id} ({status})"
+        )
 
     def _store(
         self,
@@ -280,6 +402,8 @@ class Toolkit:
         payload: bytes,
         determinism: Determinism | str,
         options: RecordOptions,
+        *,
+        at: datetime | None = None,
     ) -> Result:
         key = options.get("key")
         if type(determinism) is not Determinism:
@@ -304,6 +428,9 @@ class Toolkit:
             rid = action_id(tool, args_json, key, digest, self._nonce)
         else:
             rid = result_id(tool, args_json, key, digest)
+        now = self.clock() if at is None else at
+        if type(now) is not datetime or now.tzinfo is None:
+            now = _aware(now)  # a naive time is refused, never guessed to be UTC
         # Only the options given (and not None) are passed: fewer fields to validate.
         fields: dict[str, Any] = {"media_type": TEXT}
         fields.update((k, v) for k, v in options.items() if v is not None and k != "key")
@@ -315,7 +442,7 @@ class Toolkit:
             determinism=determinism,
             content_hash=digest,
             size=len(payload),
-            observed_at=self.clock(),
+            observed_at=now,
             session=self.session,
         )
         record = Record.model_validate(fields)
@@ -581,6 +708,62 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
     if not isinstance(arguments, Mapping):
         return "error: the arguments must be a JSON object"
     return dict(arguments)
+
+
+def _aware(value: object) -> datetime:
+    """`value` if it is a timezone-aware datetime, else `ArgumentError` naming it."""
+    return aware(value, "the Toolkit's clock")
+
+
+def _checked_key(tool: str, key: object) -> str:
+    """The key a key function gave, or `ArgumentError` if it is not UTF-8 text."""
+    if not isinstance(key, str):
+        raise ArgumentError(
+            f"the key function of {tool!r} returned {reprlib.repr(key)} of type "
+            f"{type(key).__name__}: a key is a str, or None for no key"
+        )
+    found = lone_surrogate(key, f"the key of {tool!r}")
+    if found:
+        raise ArgumentError(found)
+    return str(key)
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception's message on one line, whatever its text holds."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = f"<{type(exc).__name__} whose message cannot be shown>"
+    return _escaped(" ".join(text.split()))
+
+
+def _escaped(text: str) -> str:
+    """`text` with any lone surrogate written as its escape (\\ud800), so it is UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _storable_text(value: object) -> str | None:
+    if value is None:
+        return None
+    return _escaped(value if isinstance(value, str) else repr(value))
+
+
+def _storable(value: Any, depth: int = 0) -> Any:
+    """A JSON value that stands for `value`: what is not JSON (objects, NaN, lone
+    surrogates, non-string keys, cycles) is written as its text."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        return _escaped(value)
+    if depth < 32 and isinstance(value, Mapping):
+        return {_escaped(str(k)): _storable(v, depth + 1) for k, v in value.items()}
+    if depth < 32 and isinstance(value, list | tuple):
+        return [_storable(v, depth + 1) for v in value]
+    return _escaped(reprlib.repr(value))
 
 
 def _json_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:

@@ -30,6 +30,7 @@ __all__ = [
     "check_id",
     "check_prefix",
     "content_hash",
+    "lone_surrogate",
     "result_id",
 ]
 
@@ -49,7 +50,10 @@ def canonical_json(value: object, *, name: str = "value") -> bytes:
     starting from `name`.
     """
     _check_json(value, name, set())
-    return _dumps(value)
+    try:
+        return _dumps(value)
+    except UnicodeEncodeError as exc:  # a lone surrogate: only looked for when one is there
+        raise ArgumentError(lone_surrogate(value, name) or f"{name} is not UTF-8 text") from exc
 
 
 # One encoder for every call: json.dumps would build a new one each time.
@@ -67,7 +71,42 @@ def canonical_args(args: Mapping[str, object]) -> bytes:
     for arg_name, value in args.items():
         if type(value) not in _SCALARS:  # scalars need no walk: the common case, kept fast
             _check_json(value, f"argument {arg_name!r}", set())
-    return _dumps(args)
+    try:
+        return _dumps(args)
+    except UnicodeEncodeError as exc:
+        for arg_name, value in args.items():
+            found = lone_surrogate(arg_name, "an argument's name") or lone_surrogate(
+                value, f"argument {arg_name!r}"
+            )
+            if found:
+                raise ArgumentError(found) from exc
+        raise ArgumentError(f"the arguments are not UTF-8 text: {exc}") from exc
+
+
+def lone_surrogate(value: object, where: str) -> str | None:
+    """Where `value` (a str, or JSON made of lists and dicts) holds a lone surrogate, a
+    code point Python strings allow but UTF-8 cannot encode, said in one line; None when
+    it holds none. Only the failure path calls this: it walks the whole value."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return (
+                f"{where} holds a lone surrogate ({value[exc.start]!r} at position "
+                f"{exc.start}), which is not UTF-8 text"
+            )
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = lone_surrogate(k, f"a key of {where}") or lone_surrogate(v, f"{where}[{k!r}]")
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            found = lone_surrogate(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def _check_json(value: object, where: str, active: set[int]) -> None:

@@ -44,12 +44,32 @@ def _cycle() -> dict[str, object]:
         pytest.param({"when": object()}, "argument 'when' is of type object", id="object"),
         pytest.param({"m": {1: "a"}}, "argument 'm' has the key 1 of type int", id="int-key"),
         pytest.param({"s": {1, 2}}, "argument 's' is of type set", id="set"),
+        pytest.param(
+            {"q": "ab\ud800"},
+            "argument 'q' holds a lone surrogate ('\\ud800' at position 2)",
+            id="lone-surrogate",
+        ),
+        pytest.param(
+            {"q": {"k": [1, "\udfff"]}},
+            "argument 'q'['k'][1] holds a lone surrogate",
+            id="nested-surrogate",
+        ),
+        pytest.param(
+            {"q": {"\udc80": 1}}, "a key of argument 'q' holds a lone surrogate", id="surrogate-key"
+        ),
+        pytest.param({"\ud800": 1}, "an argument's name holds a lone surrogate", id="name"),
     ],
 )
 def test_non_json_arguments_name_the_argument(args: dict[str, object], message: str) -> None:
     with pytest.raises(ad.ArgumentError) as info:
         ids.canonical_args(args)
     assert message in str(info.value)
+
+
+def test_a_lone_surrogate_in_any_json_value_is_named() -> None:
+    with pytest.raises(ad.ArgumentError, match=r"^the payload\['a'\]\[0\] holds a lone"):
+        ids.canonical_json({"a": ["\ud800"]}, name="the payload")
+    assert ids.canonical_json({"a": ["\u00e9\U0001f600"]}) == '{"a":["é😀"]}'.encode()
 
 
 def test_content_hash_is_blake3_hex() -> None:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from ._errors import BundleError, NotFound
 from ._models import Observation, Record
 from ._stores import Store
+from ._stores._kv import one_line
 from .ids import ID_LENGTH, canonical_args, canonical_json, content_hash, result_id
 
 FORMAT = "addressable-bundle"
@@ -172,7 +173,7 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
             raise TypeError(f"pinned is {pinned!r}, not true or false")
         record.model_dump_json()  # what a store writes: it must serialise
     except ValidationError as exc:
-        raise BundleError(f"{where}: malformed record: {_one_line(exc)}") from exc
+        raise BundleError(f"{where}: malformed record: {one_line(exc)}") from exc
     except (KeyError, TypeError) as exc:
         raise BundleError(f"{where}: malformed record: {_words(exc)}") from exc
     except (ValueError, RecursionError) as exc:
@@ -228,15 +229,6 @@ def _held(store: Store, record_id: str) -> Record | None:
 def _call(record: Record) -> tuple[object, ...]:
     """What makes two records the same call with the same result."""
     return (record.tool, record.args, record.key, record.content_hash, record.determinism)
-
-
-def _one_line(exc: ValidationError) -> str:
-    """A pydantic error as one line: each field and what is wrong with it."""
-    problems = [
-        f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
-        for e in exc.errors(include_url=False)
-    ]
-    return _words("; ".join(problems))
 
 
 def _words(exc: object) -> str:

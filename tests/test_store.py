@@ -173,7 +173,7 @@ def test_gc_never_removes_pinned_even_over_budget(store: ad.Store, clock: FakeCl
     kit = ad.Toolkit(store, clock=clock)
     res = kit.record("t", {}, b"y" * 4000, determinism="deterministic")
     store.pin(res.id)
-    report = store.gc(max_bytes=10, max_age=timedelta(0), now=clock.now + timedelta(days=1))
+    report = store.gc(max_bytes=10, max_age=timedelta(seconds=1), now=clock.now + timedelta(days=1))
     assert report.removed_records == []
     assert report.blob_bytes_after == 4000
     store.unpin(res.id)
@@ -202,12 +202,86 @@ def test_gc_reclaims_orphan_blobs(store: ad.Store) -> None:
 def test_reobserving_an_expired_result_revives_it(store: ad.Store, clock: FakeClock) -> None:
     kit = ad.Toolkit(store, clock=clock)
     res = make(kit, "a")
-    store.gc(max_age=timedelta(0), now=clock.now + timedelta(seconds=1))
+    store.gc(max_age=timedelta(seconds=1), now=clock.now + timedelta(seconds=2))
     with pytest.raises(ad.Expired):
         store.get(res.id)
     again = make(kit, "a")
     assert again.id == res.id
     assert kit.replay(res.id).payload == b"a"
+
+
+@pytest.mark.parametrize(
+    ("limits", "named"),
+    [
+        pytest.param({"max_bytes": 0}, r"max_bytes must be a positive .*not 0:", id="bytes-0"),
+        pytest.param({"max_bytes": -1}, r"max_bytes .*not -1:", id="bytes-negative"),
+        pytest.param({"max_age": timedelta(0)}, r"max_age .*not 0:00:00", id="age-0"),
+        pytest.param({"max_age": timedelta(days=-1)}, r"max_age .*not -1 day", id="age-negative"),
+        pytest.param(
+            {"max_age": "x"}, r"max_age must be a timedelta, not str \('x'\)", id="age-str"
+        ),
+        pytest.param({"max_age": 7}, r"max_age must be a timedelta, not int", id="age-int"),
+        pytest.param({"max_bytes": "10"}, r"max_bytes .*not str \('10'\)", id="bytes-str"),
+        pytest.param({"max_bytes": 1.5}, r"max_bytes .*not float", id="bytes-float"),
+        pytest.param({"max_bytes": True}, r"max_bytes .*not bool", id="bytes-bool"),
+        pytest.param(
+            {"now": datetime(2026, 3, 12)},
+            r"now 2026-03-12T00:00:00 has no time zone",
+            id="now-naive",
+        ),
+        pytest.param({"now": "2026-03-12"}, r"now must be a datetime, not str", id="now-str"),
+    ],
+)
+def test_gc_refuses_bad_limits_and_removes_nothing(
+    store: ad.Store, clock: FakeClock, limits: dict[str, object], named: str
+) -> None:
+    res = make(ad.Toolkit(store, clock=clock), "a")
+    with pytest.raises(ad.ArgumentError, match=named) as info:
+        store.gc(**limits)  # type: ignore[arg-type]
+    assert "\n" not in str(info.value)
+    assert [r.id for r in store.records()] == [res.id]
+
+
+@pytest.mark.parametrize(
+    ("since", "named"),
+    [
+        pytest.param(datetime(2026, 3, 11), "has no time zone", id="naive"),
+        pytest.param("2026-03-11", "must be a datetime, not str", id="str"),
+    ],
+)
+def test_listing_refuses_a_since_that_is_not_an_aware_time(
+    store: ad.Store, clock: FakeClock, since: object, named: str
+) -> None:
+    make(ad.Toolkit(store, clock=clock), "a")
+    with pytest.raises(ad.ArgumentError, match=f"records since .*{named}"):
+        list(store.records(since=since))  # type: ignore[arg-type]
+
+
+def test_times_stored_without_a_time_zone_are_read_as_utc(
+    store: ad.Store, clock: FakeClock
+) -> None:
+    # As a store written with a naive clock holds them: listing, gc and stats still work.
+    kit = ad.Toolkit(store, clock=clock)
+    old = make(kit, "old")
+    clock.advance(hours=2)
+    new = make(kit, "new")
+    assert isinstance(store, ad.KeyValueStore)
+    naive = old.record.model_dump_json(exclude_none=True).replace(
+        '"observed_at":"2026-03-11T09:00:00Z"', '"observed_at":"2026-03-11T09:00:00"'
+    )
+    assert naive != old.record.model_dump_json(exclude_none=True)
+    store._backend.set("r:" + old.id, naive.encode())
+    store._backend.append("o:" + old.id, b'{"at":"2026-03-11T10:00:00","session":null}')
+
+    assert store.get(old.id).observed_at == T0
+    assert [o.at for o in store.observations(old.id)] == [T0, T0 + timedelta(hours=1)]
+    assert [r.id for r in store.records()] == [old.id, new.id]
+    assert [r.id for r in store.records(since=T0 + timedelta(minutes=30))] == [old.id, new.id]
+    assert [r.id for r in store.records(since=T0 + timedelta(minutes=90))] == [new.id]
+    assert store.stats().oldest == T0
+    assert store.verify().ok
+    report = store.gc(max_age=timedelta(minutes=30), now=clock.now)
+    assert report.removed_records == [old.id]
 
 
 def test_stats(store: ad.Store, clock: FakeClock) -> None:

@@ -12,18 +12,27 @@ from .._models import Observation, Record
 
 
 class DamagedRecord(BaseModel):
-    """A record whose payload cannot be given back as it was stored."""
+    """A record that cannot be given back as it was stored, or whose payload cannot."""
 
     model_config = ConfigDict(frozen=True)
 
     id: str
     content_hash: str | None
-    problem: str  # "corrupt" (bytes re-hash to something else), "missing", "unreadable"
+    # "corrupt": the payload re-hashes to something else; "missing": the payload is gone;
+    # "unreadable": the record is not a record; "altered": the record was changed after
+    # it was written (it no longer matches its checksum, its id no longer follows from
+    # its tool, args, key and content hash, or its size is not its payload's).
+    problem: str
     detail: str
 
 
 class VerifyReport(BaseModel):
-    """What `Store.verify` found: damage names records; orphan blobs are only reclaimable."""
+    """What `Store.verify` found: damage names records; orphan blobs are only reclaimable.
+
+    `orphan_blobs` and `orphan_bytes` count payloads no record points to, left by a
+    writer killed mid-write (on disk, also payload files whose key was never committed):
+    space that `gc` reclaims, not damage.
+    """
 
     records: int
     blobs_checked: int
@@ -143,11 +152,17 @@ class Store(Protocol):
         now: datetime | None = None,
     ) -> GcReport:
         """Remove unpinned records last seen longer than `max_age` ago, then the oldest
-        unpinned ones until payloads take at most `max_bytes`, then unreferenced blobs."""
+        unpinned ones until payloads take at most `max_bytes`, then unreferenced blobs.
+
+        Both limits must be positive (`ArgumentError` otherwise, as for a `now` without a
+        time zone). Records that cannot be read are left, with their payloads, for
+        `verify` to report."""
         ...
 
     def verify(self) -> VerifyReport:
-        """Re-hash every blob a record points to, and name the damaged records."""
+        """Re-hash every blob a record points to, check every record against its
+        checksum and (for results) its id, and name the damaged records; count the
+        payloads no record points to."""
         ...
 
     def stats(self) -> StoreStats: ...

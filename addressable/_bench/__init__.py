@@ -16,16 +16,32 @@ from .._stores import open_store
 from .._toolkit import Toolkit
 from ._report import markdown, plot
 from ._sessions import BadLine, Session, read_sessions
-from ._simulate import DEFAULT_KEEP, DEFAULT_TRIGGER, STRATEGIES, Figures, Run, simulate
+from ._simulate import (
+    DEFAULT_CACHE_READ,
+    DEFAULT_CACHE_WRITE,
+    DEFAULT_KEEP,
+    DEFAULT_TRIGGER,
+    DEFAULT_WINDOW,
+    STRATEGIES,
+    Figures,
+    Run,
+    check_settings,
+    needs_of,
+    simulate,
+)
 
 __all__ = [
+    "DEFAULT_CACHE_READ",
+    "DEFAULT_CACHE_WRITE",
     "DEFAULT_KEEP",
     "DEFAULT_TRIGGER",
+    "DEFAULT_WINDOW",
     "STRATEGIES",
     "BenchReport",
     "Figures",
     "SessionReport",
     "bench",
+    "check_settings",
     "markdown",
     "plot",
     "read_sessions",
@@ -44,6 +60,9 @@ class BenchReport(BaseModel):
     sessions: int
     trigger: int
     keep: int
+    window: int = DEFAULT_WINDOW
+    cache_read: float = DEFAULT_CACHE_READ
+    cache_write: float = DEFAULT_CACHE_WRITE
     strategies: dict[str, Figures]
     per_session: list[SessionReport]
     errors: list[BadLine] = []
@@ -63,12 +82,30 @@ def bench(
     keep: int = DEFAULT_KEEP,
     budget: int | None = None,
     clear_at_least: int = 0,
+    window: int = DEFAULT_WINDOW,
+    cache_read: float = DEFAULT_CACHE_READ,
+    cache_write: float = DEFAULT_CACHE_WRITE,
     kits: dict[str, Toolkit] | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> BenchReport:
     """Replay every session under every strategy. `kits` gives the kit that recorded a
     session (by id), so that its stubs point at the exact records; others get a fresh
-    in-memory kit. `progress(session_id, steps_done)` is called as it goes."""
+    in-memory kit. `progress(session_id, steps_done)` is called as it goes. Settings
+    that make no sense (a trigger under 1, a negative keep or price...) raise
+    `ArgumentError` naming each, before anything runs.
+
+    A session whose request goes over `window` for a strategy counts in that strategy's
+    `failed`; its figures still count in the totals, for the whole session (see
+    `_simulate`), so that every strategy's totals cover the same turns."""
+    check_settings(
+        trigger=trigger,
+        keep=keep,
+        window=window,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        budget=budget,
+        clear_at_least=clear_at_least,
+    )
     totals = {name: Figures() for name in STRATEGIES}
     reports: list[SessionReport] = []
     errors: list[BadLine] = []
@@ -81,6 +118,7 @@ def bench(
         kit = (kits or {}).get(item.session_id) or Toolkit(
             open_store("memory://"), session=item.session_id
         )
+        needs = needs_of(item)
         for name in STRATEGIES:
             if name == "addressable+state" and item.task is None:
                 runs[name] = runs["addressable"]  # no task list: no document to add
@@ -93,6 +131,10 @@ def bench(
                     kit_for=_constant(kit),
                     budget=budget,
                     clear_at_least=clear_at_least,
+                    window=window,
+                    cache_read=cache_read,
+                    cache_write=cache_write,
+                    needs=needs,
                 )
             totals[name] = totals[name].add(runs[name].figures)
             done += 1
@@ -109,6 +151,9 @@ def bench(
         sessions=len(reports),
         trigger=trigger,
         keep=keep,
+        window=window,
+        cache_read=cache_read,
+        cache_write=cache_write,
         strategies=totals,
         per_session=reports,
         errors=errors,

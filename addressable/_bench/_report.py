@@ -7,24 +7,46 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import MissingDependency
+from .._tokens import tokens_exact
 
 if TYPE_CHECKING:
     from . import BenchReport
 
-COLUMNS = ("requests", "peak", "artifact", "lost", "recovery", "net", "repeated_calls")
+COLUMNS = (
+    "requests",
+    "peak",
+    "artifact",
+    "lost",
+    "lost_results",
+    "recovery",
+    "net",
+    "cached",
+    "failed",
+    "repeated_calls",
+)
 
 
 def markdown(report: BenchReport) -> str:
-    """The totals as a markdown table, with net tokens as a share of `none`'s."""
-    base = report.strategies["none"].net or 1
-    head = ["strategy", *COLUMNS, "net vs none"]
+    """The totals as a markdown table, with each strategy's net and cached tokens as a
+    share of `none`'s."""
+    none = report.strategies.get("none")
+    net_base = (none.net if none else 0) or 1
+    cached_base = (none.cached if none else 0) or 1
+    head = ["strategy", *COLUMNS, "net/none", "cached/none(cached)"]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     for name, figures in report.strategies.items():
         cells = [f"{getattr(figures, c):,}" for c in COLUMNS]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {figures.net / base:.1%} |")
+        cells += [f"{figures.net / net_base:.3f}", f"{figures.cached / cached_base:.3f}"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    plural = "s" if report.sessions != 1 else ""
+    counted = "exact cl100k" if tokens_exact() else "estimated (4 bytes a token)"
     caption = (
-        f"{report.sessions} session{'s' if report.sessions != 1 else ''}, trigger "
-        f"{report.trigger:,} tokens, keep {report.keep}; tokens are exact cl100k."
+        f"{report.sessions} session{plural}, trigger {report.trigger:,} tokens, keep "
+        f"{report.keep}, window {report.window:,}; tokens are {counted}. net = requests + "
+        "recovery (a round trip for each result a turn had to read again); cached prices "
+        f"each request's prefix shared with the previous request at {report.cache_read:g} "
+        f"and the rest at {report.cache_write:g}; failed counts the sessions with a "
+        "request over the window (their figures are still in the totals)."
     )
     return caption + "\n\n" + "\n".join(lines) + "\n"
 

@@ -11,16 +11,45 @@ strategy acts first:
   task kept, until the request fits under the trigger.
 - ``addressable``: `ad.compact`: References and Claims with the default summariser.
 - ``addressable+state``: the same, plus the state document, placed after the task.
+- ``oracle``: knows the future. At the same points as ``clear`` (a request over the
+  trigger, the newest `keep` results spared, `clear_at_least` alike), every result that
+  no call from this turn on needs becomes the placeholder; the others stay whole. It
+  loses nothing: the floor for a policy that evicts whole results.
 
-A lost dependency is a value of 8 or more characters in a tool call's arguments that
-first appeared in an earlier tool result and is not in that request (stubs included);
-recovering it costs the tokens of the result it came from (re-run or replayed), once.
+What it costs, priced the way agents pay:
+
+- A dependency is a value of 8 or more characters in a tool call's arguments that first
+  appeared in an earlier tool result (its source). It is lost when it is not in the
+  request that makes the call (stubs included): `lost` counts these values.
+- Recovery is a round trip. For each result a turn lost values from (in the order the
+  session showed them), the agent makes one more request: it runs the call that gave the
+  result again (same tool, same arguments) and reads it in full, so that request is the
+  context at that turn plus the call and the result. The result is then in the context
+  like any other, until the strategy evicts it again; the turn's own message comes after
+  it. `recovery` sums those requests, `lost_results` counts the distinct results read
+  again, `requests` sums the recorded turns' requests, `net` is requests + recovery.
+  The strategy acts only before the recorded turns' requests, not between round trips.
+- Prompt caching. `cached` prices every request, round trips included, in order: the
+  prefix it shares with the previous request at `cache_read`, the rest at `cache_write`
+  (in input-token units, rounded to a whole token per session). The shared prefix is the
+  system prompt, the messages equal to the previous request's at the same positions, and,
+  of the first message that differs, when the role is the same, its text up to the last
+  line break before the first differing character that starts a line with a visible
+  character: a token boundary in cl100k, so the count is exact up to there and short by
+  at most the rest of that line (conservative). The first request of a session shares
+  nothing.
+- The window is a hard limit. A request (round trips included) over `window` tokens is
+  one a real API refuses: the session counts in `failed` for that strategy. Its figures
+  still cover the whole session, as if the request had gone through, so that every
+  strategy's totals cover the same turns and the ratios compare the same work; a
+  strategy with failures cannot run those sessions, whatever its figures.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,30 +58,38 @@ from typing import Any
 from pydantic import BaseModel
 
 from .._compaction import compact
-from .._messages import MESSAGE_OVERHEAD, _all_text, parse
+from .._errors import ArgumentError
+from .._messages import MESSAGE_OVERHEAD, ToolResult, _all_text, parse
 from .._state import Finding, OpenItem, StateDocument
 from .._stateprompt import compact_state
 from .._tokens import count_tokens
 from .._toolkit import Toolkit
 from ._sessions import Session
 
-STRATEGIES = ("none", "clear", "window", "addressable", "addressable+state")
+STRATEGIES = ("none", "clear", "window", "addressable", "addressable+state", "oracle")
 PLACEHOLDER = "[tool result cleared to save context]"
 DEFAULT_TRIGGER = 100_000  # input tokens, as hosted context editing defaults
 DEFAULT_KEEP = 3  # tool results kept whole
+DEFAULT_WINDOW = 200_000  # input tokens a request may have before the API refuses it
+DEFAULT_CACHE_READ = 0.1  # price of a cached input token, in input tokens
+DEFAULT_CACHE_WRITE = 1.25  # price of an input token written to the cache
 MIN_VALUE = 8  # characters: shorter values are too common to count as dependencies
 _VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
+REREAD = "reread"  # the tool-call ids of round trips start with it
 
 
 class Figures(BaseModel):
     """What one strategy cost on one session (or in total), in tokens or counts."""
 
-    requests: int = 0  # request tokens summed over every assistant turn
-    peak: int = 0  # the largest request
+    requests: int = 0  # request tokens summed over every recorded assistant turn
+    peak: int = 0  # the largest request, round trips included
     artifact: int = 0  # tokens of the stubs, placeholders and state documents made
-    lost: int = 0  # dependencies not in the request when a call needed them
-    recovery: int = 0  # tokens to get back the results those came from
+    lost: int = 0  # dependencies (values) not in the request when a call needed them
+    lost_results: int = 0  # distinct results read again to get lost values back
+    recovery: int = 0  # tokens of the round trips' requests
     net: int = 0  # requests + recovery
+    cached: int = 0  # every request priced with prompt caching, in input-token units
+    failed: int = 0  # sessions with a request over the window
     repeated_calls: int = 0  # calls identical to an earlier one
 
     def add(self, other: Figures) -> Figures:
@@ -66,10 +103,138 @@ class Figures(BaseModel):
 
 @dataclass
 class Run:
-    """One strategy over one session: the figures and the request tokens per turn."""
+    """One strategy over one session: the figures and the tokens sent per recorded turn
+    (its request plus its round trips)."""
 
     figures: Figures
     per_turn: list[int] = field(default_factory=list)
+
+
+def check_settings(
+    *,
+    trigger: Any,
+    keep: Any,
+    window: Any = DEFAULT_WINDOW,
+    cache_read: Any = DEFAULT_CACHE_READ,
+    cache_write: Any = DEFAULT_CACHE_WRITE,
+    budget: Any = None,
+    clear_at_least: Any = 0,
+    flags: bool = False,
+) -> None:
+    """Raise `ArgumentError` naming every setting that makes no sense (each with its
+    value, on one line); `flags` names them as the command line's options."""
+
+    def name(setting: str) -> str:
+        return "--" + setting.replace("_", "-") if flags else setting
+
+    problems = []
+    whole = {
+        "trigger": (trigger, 1),
+        "keep": (keep, 0),
+        "window": (window, 1),
+        "budget": (budget, 1),
+        "clear_at_least": (clear_at_least, 0),
+    }
+    for setting, (value, least) in whole.items():
+        if value is None and setting == "budget":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.append(f"{name(setting)} must be a whole number, not {value!r}")
+        elif value < least:
+            problems.append(f"{name(setting)} must be {least} or more, not {value}")
+    for setting, price in (("cache_read", cache_read), ("cache_write", cache_write)):
+        if isinstance(price, bool) or not isinstance(price, int | float):
+            problems.append(f"{name(setting)} must be a number, not {price!r}")
+        elif not math.isfinite(price) or price < 0:
+            problems.append(f"{name(setting)} must be a finite price of 0 or more, not {price}")
+    if problems:
+        raise ArgumentError("; ".join(problems))
+
+
+def compact_options(trigger: int, budget: int | None) -> dict[str, Any]:
+    """What the `addressable` strategies pass to `ad.compact` besides the messages, the
+    kit, `keep_last` and `format`."""
+    options: dict[str, Any] = {}
+    if budget is not None:
+        options["budget"] = budget
+    return options
+
+
+# -- what each turn needs, worked out once a session ----------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """A tool result of the recorded session that a value first appeared in, and the call
+    that gave it (run again to read it again)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    text: str
+    position: tuple[int, int]  # message index and block: the order the session showed it
+
+
+@dataclass(frozen=True)
+class Needs:
+    """For each assistant turn, the values its calls take from earlier results (one entry
+    a value a call, with its source); and for each result, the last turn that needs it."""
+
+    by_turn: dict[int, list[tuple[str, Source]]]
+    last_use: dict[str, int]
+
+
+def needs_of(session: Session) -> Needs:
+    """What every turn of `session` needs; the same for every strategy."""
+    messages = session.messages
+    conversation = parse(messages, session.shape)
+    texts = [_all_text(m) for m in messages]
+    results_at: dict[int, list[ToolResult]] = {}
+    for result in conversation.results:
+        results_at.setdefault(result.index, []).append(result)
+    sources: dict[str, Source] = {}
+    by_turn: dict[int, list[tuple[str, Source]]] = {}
+    last_use: dict[str, int] = {}
+    for turn, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        for _, args in _calls(message):
+            for value in sorted(values_in(args)):
+                first = _first_seen_in_result(value, turn, texts, results_at)
+                if first is None:
+                    continue
+                source = sources.get(first.call_id)
+                if source is None:
+                    call = conversation.calls[first.call_id]
+                    source = Source(
+                        first.call_id,
+                        call.name,
+                        call.arguments,
+                        first.text,
+                        (first.index, -1 if first.block is None else first.block),
+                    )
+                    sources[first.call_id] = source
+                by_turn.setdefault(turn, []).append((value, source))
+                last_use[source.call_id] = turn
+    return Needs(by_turn, last_use)
+
+
+def _first_seen_in_result(
+    value: str, turn: int, texts: list[str], results_at: dict[int, list[ToolResult]]
+) -> ToolResult | None:
+    """The first tool result before `turn` that holds `value`, if the value appeared
+    there before anywhere else (the task, the model's own words)."""
+    for index in range(turn):
+        if value not in texts[index]:
+            continue  # a result's text is part of its message's text
+        for result in results_at.get(index, ()):
+            if value in result.text:
+                return result
+        return None
+    return None
+
+
+# -- the replay -------------------------------------------------------------------------
 
 
 class _Tokens:
@@ -86,70 +251,63 @@ class _Tokens:
         return entry[1]
 
 
-def simulate(
-    session: Session,
-    strategy: str,
-    *,
-    trigger: int,
-    keep: int,
-    kit_for: Callable[[Session], Toolkit],
-    budget: int | None = None,
-    clear_at_least: int = 0,
-) -> Run:
-    """Replay `session` under `strategy`; see the module docstring."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
-    tokens = _Tokens()
-    system = count_tokens(session.system) + MESSAGE_OVERHEAD if session.system else 0
-    messages = session.messages
-    conversation = parse(messages, session.shape)
-    result_at: dict[int, list[Any]] = {}
-    for r in conversation.results:
-        result_at.setdefault(r.index, []).append(r)
-    kit = kit_for(session) if strategy.startswith("addressable") else None
-    context: list[dict[str, Any]] = []
-    run = Run(Figures())
-    recovered: set[tuple[int, int | None]] = set()
-    seen_calls: set[str] = set()
-    state: StateDocument | None = None
-    note: dict[str, Any] | None = None  # the state document's message, when there is one
-    for i, message in enumerate(messages):
-        if message.get("role") == "assistant":
-            request = system + sum(tokens.of(m) for m in context)
-            if request > trigger and strategy != "none":
-                context, made = _act(
-                    strategy,
-                    context,
-                    session,
-                    kit,
-                    keep,
-                    budget,
-                    clear_at_least,
-                    trigger,
-                    system,
-                    tokens,
-                    i,
-                    state,
-                    note,
-                )
-                run.figures.artifact += made.artifact
-                if made.state is not None:
-                    state, note = made.state, made.note
-                request = system + sum(tokens.of(m) for m in context)
-            run.per_turn.append(request)
-            run.figures.requests += request
-            run.figures.peak = max(run.figures.peak, request)
-            _dependencies(
-                run.figures, message, i, messages, context, result_at, recovered, tokens, session
-            )
-            for call in _calls(message):
-                signature = json.dumps([call[0], call[1]], sort_keys=True)
-                if signature in seen_calls:
-                    run.figures.repeated_calls += 1
-                seen_calls.add(signature)
-        context.append(message)
-    run.figures.net = run.figures.requests + run.figures.recovery
-    return run
+class _Cache:
+    """Prompt caching: how much of each request was the previous request's prefix."""
+
+    def __init__(self, system: int, tokens: _Tokens) -> None:
+        self._system = system
+        self._tokens = tokens
+        self._previous: list[dict[str, Any]] | None = None
+        self.read = 0  # tokens priced as cache reads
+        self.written = 0  # tokens priced as cache writes
+
+    def send(self, request: list[dict[str, Any]], total: int) -> None:
+        shared = 0 if self._previous is None else self._shared(self._previous, request)
+        self.read += shared
+        self.written += total - shared
+        self._previous = list(request)
+
+    def _shared(self, before: list[dict[str, Any]], now: list[dict[str, Any]]) -> int:
+        shared = self._system
+        k = 0
+        while k < min(len(before), len(now)) and (before[k] is now[k] or before[k] == now[k]):
+            shared += self._tokens.of(now[k])
+            k += 1
+        if k < min(len(before), len(now)) and before[k].get("role") == now[k].get("role"):
+            shared += shared_text_tokens(_all_text(before[k]), _all_text(now[k]))
+        return shared
+
+
+def shared_text_tokens(a: str, b: str) -> int:
+    """Tokens of the longest prefix of `a` and `b` known to be the same tokens in both:
+    up to a line break followed by a visible character (a boundary of cl100k's
+    pre-tokeniser), before the first character that differs."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # the common prefix's length, by halving: slices compare in C
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    common = low
+    if common == len(a) == len(b):
+        return count_tokens(a)
+
+    def starts_token(text: str, at: int) -> bool:
+        return at < len(text) and not text[at].isspace()
+
+    cut = a.rfind("\n", 0, common)
+    while cut >= 0:
+        start = cut + 1
+        if starts_token(a, start) and starts_token(b, start):
+            return count_tokens(a[:start])
+        cut = a.rfind("\n", 0, cut)
+    return 0
+
+
+def reread_id(turn: int, n: int, call_id: str) -> str:
+    """The tool-call id of the `n`th round trip at `turn`, reading `call_id`'s result again."""
+    return f"{REREAD}-{turn}-{n}-{call_id}"
 
 
 @dataclass
@@ -159,64 +317,251 @@ class _Made:
     note: dict[str, Any] | None = None  # the state document's message, when there is one
 
 
-def _act(
-    strategy: str,
-    context: list[dict[str, Any]],
-    session: Session,
-    kit: Toolkit | None,
-    keep: int,
-    budget: int | None,
-    clear_at_least: int,
-    trigger: int,
-    system: int,
-    tokens: _Tokens,
-    turn: int,
-    state: StateDocument | None,
-    note: dict[str, Any] | None,
-) -> tuple[list[dict[str, Any]], _Made]:
-    if strategy == "clear":
-        return _clear(context, session, keep, clear_at_least, tokens)
-    if strategy == "window":
-        return _window(context, trigger, system, tokens), _Made()
-    assert kit is not None
-    options: dict[str, Any] = {} if budget is None else {"budget": budget}
-    base = [m for m in context if m is not note]
-    done = compact(base, kit=kit, keep_last=keep, format=session.shape, **options)
-    made = _Made(artifact=sum(e.tokens_after for e in done.evicted))
-    out = done.messages
-    if strategy == "addressable+state" and session.task is not None:
-        document = _state_document(session, kit, turn, state)
-        if document is not None:
-            text = "State of the work so far:\n" + document.model_dump_json(exclude_defaults=True)
-            fresh = {"role": "user", "content": text}
-            made = _Made(artifact=made.artifact + tokens.of(fresh), state=document, note=fresh)
-            first_user = next((n for n, m in enumerate(out) if m.get("role") == "user"), 0)
-            out = [*out[: first_user + 1], fresh, *out[first_user + 1 :]]
-    return out, made
+@dataclass(frozen=True)
+class _Settings:
+    trigger: int
+    keep: int
+    budget: int | None
+    clear_at_least: int
+    window: int
+    cache_read: float
+    cache_write: float
 
 
-def _clear(
-    context: list[dict[str, Any]], session: Session, keep: int, at_least: int, tokens: _Tokens
-) -> tuple[list[dict[str, Any]], _Made]:
-    results = parse(context, session.shape).results
-    older = results[: max(0, len(results) - keep)]
-    out = list(context)
-    freed = 0
-    placeholders = 0
-    for result in older:
-        if result.text == PLACEHOLDER:
-            continue
-        message = json.loads(json.dumps(out[result.index]))
-        if session.shape == "anthropic":
-            message["content"][result.block]["content"] = PLACEHOLDER
+class _Replay:
+    """One strategy over one session."""
+
+    def __init__(
+        self,
+        session: Session,
+        strategy: str,
+        settings: _Settings,
+        kit: Toolkit | None,
+        needs: Needs,
+    ) -> None:
+        self.session = session
+        self.strategy = strategy
+        self.settings = settings
+        self.kit = kit
+        self.needs = needs
+        self.tokens = _Tokens()
+        self.system = count_tokens(session.system) + MESSAGE_OVERHEAD if session.system else 0
+        self.cache = _Cache(self.system, self.tokens)
+        self.context: list[dict[str, Any]] = []
+        self.run = Run(Figures())
+        self.origin: dict[str, str] = {}  # round trip's call id -> the result it read again
+        self.read_again: set[str] = set()
+        self.state: StateDocument | None = None
+        self.note: dict[str, Any] | None = None
+
+    def replay(self) -> Run:
+        figures = self.run.figures
+        seen_calls: set[str] = set()
+        for turn, message in enumerate(self.session.messages):
+            if message.get("role") == "assistant":
+                request = self._size()
+                if request > self.settings.trigger and self.strategy != "none":
+                    self._act(turn)
+                    request = self._size()
+                self._send(request)
+                figures.requests += request
+                spent = request
+                for n, source in enumerate(self._lost(turn)):
+                    call_id = reread_id(turn, n, source.call_id)
+                    self.origin[call_id] = source.call_id
+                    self.context = [*self.context, *_read_again(source, call_id, self.session)]
+                    size = self._size()
+                    self._send(size)
+                    figures.recovery += size
+                    spent += size
+                    self.read_again.add(source.call_id)
+                self.run.per_turn.append(spent)
+                for call in _calls(message):
+                    signature = json.dumps([call[0], call[1]], sort_keys=True)
+                    if signature in seen_calls:
+                        figures.repeated_calls += 1
+                    seen_calls.add(signature)
+            self.context.append(message)
+        figures.lost_results = len(self.read_again)
+        figures.net = figures.requests + figures.recovery
+        figures.cached = round(
+            self.settings.cache_read * self.cache.read
+            + self.settings.cache_write * self.cache.written
+        )
+        return self.run
+
+    def _size(self) -> int:
+        return self.system + sum(self.tokens.of(m) for m in self.context)
+
+    def _send(self, size: int) -> None:
+        figures = self.run.figures
+        figures.peak = max(figures.peak, size)
+        if size > self.settings.window:
+            figures.failed = 1
+        self.cache.send(self.context, size)
+
+    def _lost(self, turn: int) -> list[Source]:
+        """The sources of the values this turn's calls need and its request does not
+        show, in the order the session showed them; counts the values in `lost`."""
+        needed = self.needs.by_turn.get(turn)
+        if not needed:
+            return []
+        visible = "\n".join(_all_text(m) for m in self.context)
+        if self.session.system:
+            visible += "\n" + self.session.system
+        lost: dict[str, Source] = {}
+        for value, source in needed:
+            if value not in visible:
+                self.run.figures.lost += 1
+                lost.setdefault(source.call_id, source)
+        return sorted(lost.values(), key=lambda s: s.position)
+
+    def _act(self, turn: int) -> None:
+        if self.strategy == "clear":
+            made = self._clear(lambda call_id: False)
+        elif self.strategy == "oracle":
+            last_use = self.needs.last_use
+
+            def needed(call_id: str) -> bool:
+                return last_use.get(self.origin.get(call_id, call_id), -1) >= turn
+
+            made = self._clear(needed)
+        elif self.strategy == "window":
+            self.context = _window(self.context, self.settings.trigger, self.system, self.tokens)
+            made = _Made()
         else:
-            message["content"] = PLACEHOLDER
-        freed += tokens.of(out[result.index]) - tokens.of(message)
-        out[result.index] = message
-        placeholders += 1
-    if freed < at_least or not placeholders:
-        return context, _Made()
-    return out, _Made(artifact=placeholders * count_tokens(PLACEHOLDER))
+            made = self._compact(turn)
+        self.run.figures.artifact += made.artifact
+        if made.state is not None:
+            self.state, self.note = made.state, made.note
+
+    def _clear(self, spare: Callable[[str], bool]) -> _Made:
+        """Every result but the newest `keep` (and those `spare` names) becomes the
+        placeholder, if that frees at least `clear_at_least` tokens."""
+        shape = self.session.shape
+        results = parse(self.context, shape).results
+        older = results[: max(0, len(results) - self.settings.keep)]
+        out = list(self.context)
+        freed = 0
+        placeholders = 0
+        for result in older:
+            if result.text == PLACEHOLDER or spare(result.call_id):
+                continue
+            message = json.loads(json.dumps(out[result.index]))
+            if shape == "anthropic":
+                message["content"][result.block]["content"] = PLACEHOLDER
+            else:
+                message["content"] = PLACEHOLDER
+            freed += self.tokens.of(out[result.index]) - self.tokens.of(message)
+            out[result.index] = message
+            placeholders += 1
+        if freed < self.settings.clear_at_least or not placeholders:
+            return _Made()
+        self.context = out
+        return _Made(artifact=placeholders * count_tokens(PLACEHOLDER))
+
+    def _compact(self, turn: int) -> _Made:
+        assert self.kit is not None
+        session, settings = self.session, self.settings
+        base = [m for m in self.context if m is not self.note]
+        done = compact(
+            base,
+            kit=self.kit,
+            keep_last=settings.keep,
+            format=session.shape,
+            **compact_options(settings.trigger, settings.budget),
+        )
+        made = _Made(artifact=sum(e.tokens_after for e in done.evicted))
+        out = done.messages
+        if self.strategy == "addressable+state" and session.task is not None:
+            document = _state_document(session, self.kit, turn, self.state)
+            if document is not None:
+                text = "State of the work so far:\n" + document.model_dump_json(
+                    exclude_defaults=True
+                )
+                fresh = {"role": "user", "content": text}
+                made = _Made(
+                    artifact=made.artifact + self.tokens.of(fresh), state=document, note=fresh
+                )
+                first_user = next((n for n, m in enumerate(out) if m.get("role") == "user"), 0)
+                out = [*out[: first_user + 1], fresh, *out[first_user + 1 :]]
+        self.context = out
+        return made
+
+
+def simulate(
+    session: Session,
+    strategy: str,
+    *,
+    trigger: int,
+    keep: int,
+    kit_for: Callable[[Session], Toolkit],
+    budget: int | None = None,
+    clear_at_least: int = 0,
+    window: int = DEFAULT_WINDOW,
+    cache_read: float = DEFAULT_CACHE_READ,
+    cache_write: float = DEFAULT_CACHE_WRITE,
+    needs: Needs | None = None,
+) -> Run:
+    """Replay `session` under `strategy`; see the module docstring. `needs` is what
+    `needs_of(session)` gives, when it is already known."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    check_settings(
+        trigger=trigger,
+        keep=keep,
+        window=window,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        budget=budget,
+        clear_at_least=clear_at_least,
+    )
+    settings = _Settings(trigger, keep, budget, clear_at_least, window, cache_read, cache_write)
+    kit = kit_for(session) if strategy.startswith("addressable") else None
+    return _Replay(session, strategy, settings, kit, needs or needs_of(session)).replay()
+
+
+def _read_again(source: Source, call_id: str, session: Session) -> list[dict[str, Any]]:
+    """A round trip in the session's shape: the call that gave `source`, run again, and
+    its result in full."""
+    if session.shape == "anthropic":
+        return [
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": call_id,
+                        "name": source.name,
+                        "input": source.arguments,
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": call_id, "content": source.text}
+                ],
+            },
+        ]
+    if session.shape == "openai":
+        call: dict[str, Any] = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": source.name, "arguments": json.dumps(source.arguments)},
+        }
+        return [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": source.text},
+        ]
+    return [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": call_id, "name": source.name, "arguments": source.arguments}],
+        },
+        {"role": "tool", "tool_call_id": call_id, "name": source.name, "content": source.text},
+    ]
 
 
 def _window(
@@ -337,51 +682,3 @@ def values_in(arguments: Any) -> set[str]:
 
     walk(arguments)
     return found
-
-
-def _dependencies(
-    figures: Figures,
-    message: dict[str, Any],
-    turn: int,
-    messages: list[dict[str, Any]],
-    context: list[dict[str, Any]],
-    result_at: dict[int, list[Any]],
-    recovered: set[tuple[int, int | None]],
-    tokens: _Tokens,
-    session: Session,
-) -> None:
-    calls = _calls(message)
-    if not calls:
-        return
-    seen_text = None
-    for _, args in calls:
-        for value in values_in(args):
-            source = _first_seen_in_result(value, turn, messages, result_at)
-            if source is None:
-                continue
-            if seen_text is None:
-                seen_text = "\n".join(_all_text(m) for m in context)
-                if session.system:
-                    seen_text += "\n" + session.system
-            if value in seen_text:
-                continue
-            figures.lost += 1
-            if (source.index, source.block) not in recovered:
-                recovered.add((source.index, source.block))
-                figures.recovery += count_tokens(source.text)
-
-
-def _first_seen_in_result(
-    value: str, turn: int, messages: list[dict[str, Any]], result_at: dict[int, list[Any]]
-) -> Any | None:
-    """The first tool result before `turn` that holds `value`, if the value appeared
-    there before anywhere else (the task, the model's own words)."""
-    for index in range(turn):
-        results = result_at.get(index)
-        if results:
-            for result in results:
-                if value in result.text:
-                    return result
-        if value in _all_text(messages[index]):
-            return None
-    return None

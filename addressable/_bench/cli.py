@@ -1,4 +1,5 @@
-"""`addressable bench`: run the benchmark and write its table, JSON, plot and trajectory."""
+"""`addressable bench`: its options, and running it to write its table, JSON, plot and
+trajectory."""
 
 from __future__ import annotations
 
@@ -10,20 +11,102 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .._errors import MissingDependency
+from .._errors import ArgumentError, MissingDependency
 from . import STRATEGIES, bench, markdown, plot
-from ._scenario import build, write_trajectory
 from ._sessions import read_sessions
+from ._simulate import (
+    DEFAULT_CACHE_READ,
+    DEFAULT_CACHE_WRITE,
+    DEFAULT_KEEP,
+    DEFAULT_TRIGGER,
+    DEFAULT_WINDOW,
+    check_settings,
+)
+
+DESCRIPTION = (
+    "Replay recorded sessions under each context strategy (none, clear, window, "
+    "addressable, addressable+state, oracle) and price what the agent pays: the request "
+    "tokens of every turn, a round trip (one more request, the result read again in "
+    "full) for each result a turn lost values from, every request again with prompt "
+    "caching, and the sessions that went over the context window. With no --trace, "
+    "runs the bundled scenario: a scripted research agent over the standard library's "
+    "documentation, served and indexed locally."
+)
+EXIT_USAGE = 2
+EXIT_FAILURE = 5
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `addressable bench`."""
+    p.add_argument("--trace", help="JSONL of recorded sessions, one a line")
+    p.add_argument(
+        "--trigger",
+        type=int,
+        default=DEFAULT_TRIGGER,
+        help=f"compact when a request is over this many tokens ({DEFAULT_TRIGGER})",
+    )
+    p.add_argument(
+        "--keep", type=int, default=DEFAULT_KEEP, help=f"tool results kept whole ({DEFAULT_KEEP})"
+    )
+    p.add_argument("--budget", type=int, help="tokens a stub may take (60)")
+    p.add_argument(
+        "--clear-at-least", type=int, default=0, help="clear only if it frees this many tokens (0)"
+    )
+    p.add_argument(
+        "--window",
+        type=int,
+        default=DEFAULT_WINDOW,
+        help="the context window: a request over this many tokens fails, and the session "
+        f"counts as failed for that strategy ({DEFAULT_WINDOW})",
+    )
+    p.add_argument(
+        "--cache-read",
+        type=float,
+        default=DEFAULT_CACHE_READ,
+        help="price of a token of a request's prefix shared with the previous request, "
+        f"in input tokens ({DEFAULT_CACHE_READ})",
+    )
+    p.add_argument(
+        "--cache-write",
+        type=float,
+        default=DEFAULT_CACHE_WRITE,
+        help=f"price of every other token, in input tokens ({DEFAULT_CACHE_WRITE})",
+    )
+    p.add_argument(
+        "--out",
+        default="addressable-bench",
+        help="folder for report.md, report.json, plot.png and, for the bundled "
+        "scenario, its trajectory scenario.jsonl (./addressable-bench)",
+    )
+    p.add_argument("--json", dest="json_path", metavar="PATH", help="also write the JSON here")
+    p.add_argument("--plot", metavar="PATH", help="also write the plot here")
+    p.add_argument("--markdown", metavar="PATH", help="also write the table here")
 
 
 def run_bench(args: argparse.Namespace, out: Console) -> int:
+    try:  # before anything is built or written
+        check_settings(
+            trigger=args.trigger,
+            keep=args.keep,
+            window=args.window,
+            cache_read=args.cache_read,
+            cache_write=args.cache_write,
+            budget=args.budget,
+            clear_at_least=args.clear_at_least,
+            flags=True,
+        )
+    except ArgumentError as exc:
+        print(f"addressable: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from ._scenario import build, write_trajectory
+
     folder = Path(args.out)
     errors = Console(stderr=True)
     kits = {}
     if args.trace:
         if not Path(args.trace).is_file():
             print(f"addressable: error: no trace file at {args.trace}", file=sys.stderr)
-            return 5
+            return EXIT_FAILURE
         items = list(read_sessions(args.trace))
         folder.mkdir(parents=True, exist_ok=True)
     else:
@@ -49,6 +132,9 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             keep=args.keep,
             budget=args.budget,
             clear_at_least=args.clear_at_least,
+            window=args.window,
+            cache_read=args.cache_read,
+            cache_write=args.cache_write,
             kits=kits,
             progress=lambda sid, done: bar.update(task, completed=done, description=sid[:40]),
         )
@@ -57,7 +143,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
         print(f"addressable: line {bad.line}: {bad.error}", file=sys.stderr)
     if not report.sessions:
         print("addressable: error: no session could be read", file=sys.stderr)
-        return 5
+        return EXIT_FAILURE
     table = markdown(report)
     data = json.dumps(report.to_json(), indent=2) + "\n"
     for path, text in (

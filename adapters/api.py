@@ -11,6 +11,10 @@ that a later read can tell whether it took effect. The outcome comes from what i
     no connection made (nothing sent)    not_applied
     a timeout or a reset after sending   unknown
 
+A call still running after `deadline` seconds (redirects and body included) is stopped
+with `ad.DeadlineExceeded`: a read raises it, a write records it as `unknown` (or
+`not_applied` if no connection was made).
+
 `verify(action_id, identity=...)` reads the resource and compares the marker (or, with
 no marker, the fields written), recording `completed`, `not_applied` or `unknown`.
 """
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -29,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 import addressable as ad
 
 from ._base import Adapter, Identity, schema
+from ._http import DEFAULT_DEADLINE, DeadlineTransport, Exchange, check_deadline
 from ._urls import normalize_url, origin, redact_url
 
 Action = Literal["read", "replay", "reversible-write", "write"]
@@ -41,6 +46,7 @@ WRITES = {
 VERIFY_TOOL = "api_verify"
 DEFAULT_TIMEOUT = 10.0  # seconds
 DEFAULT_MAX_AGE = timedelta(minutes=5)  # how long a read may be relied on
+_FAILURES = (httpx.HTTPError, ad.DeadlineExceeded)
 
 
 class Scope(BaseModel):
@@ -66,7 +72,21 @@ class Scope(BaseModel):
 
 
 class Api(Adapter):
-    """JSON APIs over httpx, as named identities whose credentials are secret references."""
+    """JSON APIs over httpx, as named identities whose credentials are secret references.
+
+    Secret references (``secret:env:NAME``) are resolved in the headers of
+    `identities`, which the user writes. In a URL they are resolved only for the names
+    in `allow_secrets`, and only when the adapter is called from code (``api.get``,
+    ``api.write``, a re-run of such a record): a reference in a model's arguments
+    (`kit.handle`) is never resolved. A call with a reference it may not resolve raises
+    `ScopeError` naming it, sends nothing and is not recorded.
+
+    Redirects are followed only if the `client` given follows them
+    (``follow_redirects=True``), and never to an origin outside the scope (the redirect
+    is then the answer). The identity's headers go with a redirect only while it stays
+    on the origin of the URL asked for, and no secret value follows one elsewhere.
+    `timeout` bounds each connect and read, `deadline` the whole call.
+    """
 
     name = "api"
     description = (
@@ -97,16 +117,21 @@ class Api(Adapter):
         scope: Scope | None = None,
         client: httpx.Client | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        deadline: float = DEFAULT_DEADLINE,
         max_age: timedelta = DEFAULT_MAX_AGE,
+        allow_secrets: Collection[str] = (),
         name: str | None = None,
     ) -> None:
+        deadline = check_deadline(deadline)  # before registering: a bad one is refused
         super().__init__(kit, name)
         self.identities = {i.name: i for i in identities}
         self.scope = scope or Scope(origins=())  # by default nothing is allowed
         # No retries: a write is sent once, whatever happens to it.
         self._client = client or httpx.Client(
-            timeout=timeout, transport=httpx.HTTPTransport(retries=0)
+            timeout=timeout, transport=DeadlineTransport(retries=0)
         )
+        self.deadline = deadline
+        self.allow_secrets = frozenset(allow_secrets)
         self.max_age = max_age
         kit.on_rerun(self.name, self._reread)
 
@@ -114,13 +139,23 @@ class Api(Adapter):
 
     def get(self, url: str, *, identity: str, action: Action = "read") -> ad.Result:
         """GET `url` as `identity`: a Reference with a max age."""
+        return self._get(url, identity, action, self.allow_secrets)
+
+    def _get(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> ad.Result:
         self._check(url, identity, action)
+        self.kit.secrets.check_allowed(url, allowed, "the URL")
+        credentials = self._credentials(identity)
         wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
         args = {"method": "GET", "url": url, "identity": identity}
         key = f"GET {normalize_url(url)} as {identity}"
+        exchange = self._exchange("GET", url, credentials)
+        request = self._client.build_request("GET", wire, headers=self._headers(credentials))
+        body = bytearray()
         try:
-            response = self._client.get(wire, headers=self._headers(identity))
-        except httpx.HTTPError as exc:
+            response = exchange.send(self._client, request, body.extend)
+        except _FAILURES as exc:
             self.kit.record_failure(
                 self.name,
                 args,
@@ -129,23 +164,23 @@ class Api(Adapter):
                 key=key,
             )
             raise
+        meta: dict[str, Any] = {"status_code": response.status_code}
+        if exchange.note is not None:
+            meta["redirect"] = exchange.note
         options: ad.RecordOptions = {
             "key": key,
             "max_age": self.max_age,
             "media_type": response.headers.get("content-type", "application/json"),
-            "meta": {"status_code": response.status_code},
+            "meta": meta,
         }
         if response.status_code >= 400:
             options["status"] = ad.Status.ERROR
             options["error"] = f"HTTP {response.status_code} {response.reason_phrase} for {url}"
-        return self.kit.record(
-            self.name, args, response.content, determinism="deterministic", **options
-        )
+        return self.kit.record(self.name, args, bytes(body), determinism="deterministic", **options)
 
     def _reread(self, record: ad.Record) -> ad.Result:
-        return self.get(
-            str(record.args["url"]), identity=str(record.args["identity"]), action="replay"
-        )
+        url, identity = str(record.args["url"]), str(record.args["identity"])
+        return self._get(url, identity, "replay", self.allow_secrets)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -180,10 +215,34 @@ class Api(Adapter):
         `depends_on` (ids of the reads it relies on), it is refused with `Stale` while
         any of them is stale.
         """
+        return self._write(
+            method,
+            url,
+            identity=identity,
+            json_body=json_body,
+            marker_field=marker_field,
+            idempotency_key=idempotency_key,
+            depends_on=depends_on,
+            allowed=self.allow_secrets,
+        )
+
+    def _write(
+        self,
+        method: str,
+        url: str,
+        *,
+        identity: str,
+        json_body: dict[str, Any] | None = None,
+        marker_field: str | None = None,
+        idempotency_key: str | None = None,
+        depends_on: Sequence[str] = (),
+        allowed: Collection[str] | None,
+    ) -> ad.Result:
         method = method.upper()
         if method not in WRITES:
             raise ValueError(f"{method} is not a write: use {', '.join(WRITES)}")
         self._check(url, identity, WRITES[method])  # type: ignore[arg-type]
+        self.kit.secrets.check_allowed(url, allowed, "the URL")
         self.kit.require_fresh(depends_on)  # a write on stale facts waits: nothing is sent
         key = idempotency_key or uuid.uuid4().hex
         body = dict(json_body) if json_body is not None else None
@@ -191,16 +250,23 @@ class Api(Adapter):
         if marker_field is not None:
             marker = f"ad-{key[:16]}"
             body = {**(body or {}), marker_field: marker}
-        headers = {**self._headers(identity), "Idempotency-Key": key}
+        credentials = self._credentials(identity)
+        headers = {**self._headers(credentials), "Idempotency-Key": key}
         wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
         args: dict[str, Any] = {"method": method, "url": url, "identity": identity, "body": body}
         meta: dict[str, Any] = {"marker": marker, "marker_field": marker_field}
+        exchange = self._exchange(method, url, credentials)
+        request = self._client.build_request(method, wire, json=body, headers=headers)
+        content = bytearray()
         try:
-            response = self._client.request(method, wire, json=body, headers=headers)
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            return self._action(args, key, meta, ad.Outcome.NOT_APPLIED, exc, sent=False)
-        except httpx.HTTPError as exc:  # timeouts and resets after the request went out
+            response = exchange.send(self._client, request, content.extend)
+        except _FAILURES as exc:
+            if exchange.nothing_sent(exc):  # no connection was made
+                return self._action(args, key, meta, ad.Outcome.NOT_APPLIED, exc, sent=False)
+            # timeouts, resets and the deadline after the request went out
             return self._action(args, key, meta, ad.Outcome.UNKNOWN, exc, sent=True)
+        if exchange.note is not None:
+            meta["redirect"] = exchange.note
         code = response.status_code
         if 200 <= code < 300:
             outcome = ad.Outcome.COMPLETED
@@ -213,7 +279,7 @@ class Api(Adapter):
         return self.kit.record(
             self.name,
             args,
-            response.content,
+            bytes(content),
             determinism="side_effect",
             outcome=outcome,
             idempotency_key=key,
@@ -253,14 +319,21 @@ class Api(Adapter):
         """Read the resource an Action wrote (or `read`) as `identity` and record whether
         the write took effect: the marker (or the fields written) present is
         `completed`, absent is `not_applied`, a failed read is `unknown`."""
+        return self._verify(action_id, identity, read, self.allow_secrets)
+
+    def _verify(
+        self, action_id: str, identity: str, read: str | None, allowed: Collection[str] | None
+    ) -> ad.Result:
         action = self.kit.get(action_id)
         if action.tool != self.name or action.determinism is not ad.Determinism.SIDE_EFFECT:
             raise ValueError(f"{action.id} is not a write of this adapter")
         url = read or str(action.args["url"])
         args = {"action": action.id, "read": url, "identity": identity}
+        # The action's own URL was recorded from a call the adapter allowed.
+        allowed = allowed if read else self.allow_secrets
         try:
-            seen = self.get(url, identity=identity)
-        except httpx.HTTPError as exc:
+            seen = self._get(url, identity, "read", allowed)
+        except _FAILURES as exc:
             outcome, why, read_id = ad.Outcome.UNKNOWN, f"the read failed: {exc}", None
         else:
             outcome, why = _judge(action, seen)
@@ -283,17 +356,21 @@ class Api(Adapter):
     # -- the model's side --------------------------------------------------------------
 
     def handle(self, arguments: dict[str, Any]) -> str:
+        # A model's arguments: no secret reference in them is ever resolved.
         method = str(arguments.get("method", "GET")).upper()
         identity = str(arguments["identity"])
         if method == "VERIFY":
-            return self.verify(
-                str(arguments["action_id"]), identity=identity, read=arguments.get("url")
+            read = arguments.get("url")
+            return self._verify(
+                str(arguments["action_id"]), identity, None if read is None else str(read), None
             ).text
         url = str(arguments["url"])
         if method == "GET":
-            return self.render(self.get(url, identity=identity))
+            return self.render(self._get(url, identity, "read", None))
         body = arguments.get("body")
-        return self.render(self.write(method, url, identity=identity, json_body=body))
+        return self.render(
+            self._write(method, url, identity=identity, json_body=body, allowed=None)
+        )
 
     def render(self, result: ad.Result) -> str:
         """A read as its body (an error said so); a write headed by its action id and
@@ -316,11 +393,27 @@ class Api(Adapter):
             )
         self.scope.check(url, identity, action)
 
-    def _headers(self, identity: str) -> dict[str, str]:
-        return {
-            "Accept": "application/json",
-            **self.identities[identity].resolved_headers(self.kit.secrets),
-        }
+    def _credentials(self, identity: str) -> dict[str, str]:
+        return self.identities[identity].resolved_headers(self.kit.secrets)
+
+    def _headers(self, credentials: dict[str, str]) -> dict[str, str]:
+        return {"Accept": "application/json", **credentials}
+
+    def _exchange(self, method: str, url: str, credentials: dict[str, str]) -> Exchange:
+        origins = {origin(o) for o in self.scope.origins}
+
+        def stay(target: str) -> str | None:
+            where = origin(target)
+            return None if where in origins else f"not followed: {where} is outside the scope"
+
+        return Exchange(
+            self.kit.secrets,
+            credentials=credentials,
+            deadline=self.deadline,
+            what=f"{method} {url}",
+            follow=self._client.follow_redirects,
+            stay=stay,
+        )
 
 
 def _judge(action: ad.Record, seen: ad.Result) -> tuple[ad.Outcome, str]:

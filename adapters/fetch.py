@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -12,11 +12,13 @@ import addressable as ad
 
 from ._base import Adapter, Identity, schema
 from ._html import html_to_text
+from ._http import DEFAULT_DEADLINE, DeadlineTransport, Exchange, check_deadline
 from ._urls import normalize_url, redact_url
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger body is refused, not cut
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
 DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
+_FAILURES = (httpx.HTTPError, ad.DeadlineExceeded)
 
 
 class ResponseTooLarge(ad.AddressableError):
@@ -27,10 +29,21 @@ class Fetch(Adapter):
     """HTTP GET through httpx, recorded as a deterministic result keyed by its URL.
 
     The exact bytes are stored; the model is shown readable text (HTML made Markdown
-    with the `html` extra). Redirects are followed and the final URL recorded. A 4xx or
-    5xx is a result with status error; a timeout or a connection failure is recorded
-    and raised. `kit.replay(id, verify=True)` revalidates with the stored ETag or
-    Last-Modified: a 304 is recorded as a new observation of the same result.
+    with the `html` extra). Redirects are followed and the final URL recorded; the
+    identity's headers go with a redirect only while it stays on the origin of the URL
+    asked for, and no secret value follows one to another origin. A 4xx or 5xx is a
+    result with status error; a timeout, a connection failure or a call still running
+    after `deadline` seconds (`ad.DeadlineExceeded`; `timeout` bounds each connect and
+    read, `deadline` the whole call) is recorded and raised. `kit.replay(id,
+    verify=True)` revalidates with the stored ETag or Last-Modified: a 304 is recorded
+    as a new observation of the same result.
+
+    Secret references (``secret:env:NAME``) are resolved in the headers of
+    `identities`, which the user writes. In a URL they are resolved only for the names
+    in `allow_secrets`, and only when the adapter is called from code (``fetch(url)``,
+    ``aget``, a re-run of such a record): a reference in a model's arguments
+    (`kit.handle`) is never resolved. A call with a reference it may not resolve raises
+    `ScopeError` naming it, sends nothing and is not recorded (nothing was observed).
     """
 
     name = "fetch"
@@ -52,9 +65,12 @@ class Fetch(Adapter):
         identities: Iterable[Identity] = (),
         max_bytes: int = DEFAULT_MAX_BYTES,
         timeout: float = DEFAULT_TIMEOUT,
+        deadline: float = DEFAULT_DEADLINE,
         max_age: timedelta = DEFAULT_MAX_AGE,
+        allow_secrets: Collection[str] = (),
         name: str | None = None,
     ) -> None:
+        deadline = check_deadline(deadline)  # before registering: a bad one is refused
         super().__init__(kit, name)
         self._client = client
         self._async_client = async_client
@@ -62,33 +78,33 @@ class Fetch(Adapter):
         self.identities = {i.name: i for i in identities}
         self.max_bytes = max_bytes
         self.timeout = timeout
+        self.deadline = deadline
         self.max_age = max_age
+        self.allow_secrets = frozenset(allow_secrets)
         kit.on_rerun(self.name, self._revalidate)
 
     # -- calls -----------------------------------------------------------------------------
 
     def __call__(self, url: str, *, identity: str | None = None) -> ad.Result:
         """GET `url` (as `identity`, if given) and record the response."""
-        return self._get(url, identity, {})
+        return self._get(url, identity, {}, self.allow_secrets)
 
     async def aget(self, url: str, *, identity: str | None = None) -> ad.Result:
         """The async twin of calling the adapter."""
-        headers = self._headers(identity, {})
-        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
+        client = self._aclient()
+        exchange, request, url = self._prepare(client, url, identity, {}, self.allow_secrets)
+        body = bytearray()
         try:
-            async with self._aclient().stream(
-                "GET", wire, headers=headers, follow_redirects=True
-            ) as response:
-                body = b""
-                async for chunk in response.aiter_bytes():
-                    body = self._grow(body, chunk, url)
-                return self._record_response(url, identity, response, body)
-        except (httpx.HTTPError, ResponseTooLarge) as exc:
+            response = await exchange.asend(client, request, self._collect(body, url))
+        except (*_FAILURES, ResponseTooLarge) as exc:
             self._record_failure(url, identity, exc)
             raise
+        return self._record_response(url, identity, response, bytes(body), exchange)
 
     def handle(self, arguments: dict[str, Any]) -> str:
-        return self.render(self(arguments["url"], identity=arguments.get("identity")))
+        # A model's arguments: no secret reference in them is ever resolved.
+        result = self._get(arguments["url"], arguments.get("identity"), {}, None)
+        return self.render(result)
 
     def render(self, result: ad.Result) -> str:
         """What the model sees: readable text of a page, or the error plainly."""
@@ -105,22 +121,57 @@ class Fetch(Adapter):
 
     # -- the work ----------------------------------------------------------------------
 
-    def _get(self, url: str, identity: str | None, extra: Mapping[str, str]) -> ad.Result:
-        headers = self._headers(identity, extra)
-        # Secret references in the URL are resolved only on the wire; credential-like
-        # query values never reach the record.
-        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
+    def _get(
+        self,
+        url: str,
+        identity: str | None,
+        extra: Mapping[str, str],
+        allowed: Collection[str] | None,
+    ) -> ad.Result:
+        client = self._sync_client()
+        exchange, request, url = self._prepare(client, url, identity, extra, allowed)
+        body = bytearray()
         try:
-            with self._sync_client().stream(
-                "GET", wire, headers=headers, follow_redirects=True
-            ) as response:
-                body = b""
-                for chunk in response.iter_bytes():
-                    body = self._grow(body, chunk, url)
-                return self._record_response(url, identity, response, body)
-        except (httpx.HTTPError, ResponseTooLarge) as exc:
+            response = exchange.send(client, request, self._collect(body, url))
+        except (*_FAILURES, ResponseTooLarge) as exc:
             self._record_failure(url, identity, exc)
             raise
+        return self._record_response(url, identity, response, bytes(body), exchange)
+
+    def _prepare(
+        self,
+        client: httpx.Client | httpx.AsyncClient,
+        url: str,
+        identity: str | None,
+        extra: Mapping[str, str],
+        allowed: Collection[str] | None,
+    ) -> tuple[Exchange, httpx.Request, str]:
+        """Everything checked before anything is sent: the identity, the secret
+        references in the URL (resolved only on the wire; credential-like query values
+        never reach the record). Returns the exchange, the request and the URL to
+        record."""
+        self.kit.secrets.check_allowed(url, allowed, "the URL")
+        credentials = self._credentials(identity)
+        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
+        exchange = Exchange(
+            self.kit.secrets,
+            credentials=credentials,
+            deadline=self.deadline,
+            what=f"GET {url}",
+        )
+        request = client.build_request("GET", wire, headers={**extra, **credentials})
+        return exchange, request, url
+
+    def _collect(self, body: bytearray, url: str) -> Callable[[bytes], None]:
+        def collect(chunk: bytes) -> None:
+            body.extend(chunk)
+            if len(body) > self.max_bytes:
+                raise ResponseTooLarge(
+                    f"the response from {url} is over the limit of {self.max_bytes:,} "
+                    "bytes; raise max_bytes on the Fetch adapter to take it"
+                )
+
+        return collect
 
     def _revalidate(self, record: ad.Record) -> ad.Result:
         # A conditional GET: a 304 says the stored bytes still stand.
@@ -131,25 +182,16 @@ class Fetch(Adapter):
             conditions["If-Modified-Since"] = modified
         url = str(record.args["url"])
         identity = record.args.get("identity")
-        return self._get(url, identity if isinstance(identity, str) else None, conditions)
+        who = identity if isinstance(identity, str) else None
+        return self._get(url, who, conditions, self.allow_secrets)
 
-    def _grow(self, body: bytes, chunk: bytes, url: str) -> bytes:
-        body += chunk
-        if len(body) > self.max_bytes:
-            raise ResponseTooLarge(
-                f"the response from {url} is over the limit of {self.max_bytes:,} bytes; "
-                "raise max_bytes on the Fetch adapter to take it"
-            )
-        return body
-
-    def _headers(self, identity: str | None, extra: Mapping[str, str]) -> dict[str, str]:
-        headers = dict(extra)
-        if identity is not None:
-            if identity not in self.identities:
-                known = ", ".join(sorted(self.identities)) or "none"
-                raise ad.ScopeError(f"no identity named {identity!r} (known: {known})")
-            headers.update(self.identities[identity].resolved_headers(self.kit.secrets))
-        return headers
+    def _credentials(self, identity: str | None) -> dict[str, str]:
+        if identity is None:
+            return {}
+        if identity not in self.identities:
+            known = ", ".join(sorted(self.identities)) or "none"
+            raise ad.ScopeError(f"no identity named {identity!r} (known: {known})")
+        return self.identities[identity].resolved_headers(self.kit.secrets)
 
     def _args(self, url: str, identity: str | None) -> dict[str, Any]:
         return {"url": url} if identity is None else {"url": url, "identity": identity}
@@ -159,12 +201,19 @@ class Fetch(Adapter):
         return key if identity is None else f"{key} as {identity}"
 
     def _record_response(
-        self, url: str, identity: str | None, response: httpx.Response, body: bytes
+        self,
+        url: str,
+        identity: str | None,
+        response: httpx.Response,
+        body: bytes,
+        exchange: Exchange,
     ) -> ad.Result:
         final = redact_url(str(response.url))
         meta: dict[str, Any] = {"status_code": response.status_code, "final_url": final}
         if response.history:
             meta["redirects"] = [redact_url(str(r.url)) for r in response.history]
+        if exchange.note is not None:
+            meta["redirect"] = exchange.note
         for header, field in (("etag", "etag"), ("last-modified", "last_modified")):
             if header in response.headers:
                 meta[field] = response.headers[header]
@@ -211,7 +260,7 @@ class Fetch(Adapter):
 
     def _sync_client(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout)
+            self._client = httpx.Client(timeout=self.timeout, transport=DeadlineTransport())
             self._own_clients.append(self._client)
         return self._client
 

@@ -409,20 +409,14 @@ class Toolkit:
         if type(determinism) is not Determinism:
             determinism = Determinism(determinism)
         if self.secrets:
-            # Credentials never reach the store: mask any value the toolkit has resolved.
+            # Credentials never reach the store: every value the toolkit has resolved is
+            # masked, as written or encoded, in every field that can carry text.
             payload = self.secrets.mask_bytes(payload)
-            masked = self.secrets.mask_bytes(args_json)
-            if masked != args_json:
-                args_json, args = masked, json.loads(masked)
-            if key is not None:
-                key = self.secrets.mask(key)
-            if options.get("meta"):
-                options = {
-                    **options,
-                    "meta": json.loads(
-                        self.secrets.mask(json.dumps(options["meta"], ensure_ascii=False))
-                    ),
-                }
+            masked = self.secrets.mask_json(args)
+            if masked is not args:
+                args, args_json = masked, canonical_args(masked)
+            options = self.secrets.mask_json(options)  # key, error, media type, meta, ...
+            key = options.get("key")
         digest = content_hash(payload)
         if determinism is Determinism.SIDE_EFFECT:
             rid = action_id(tool, args_json, key, digest, self._nonce)
@@ -587,7 +581,7 @@ class Toolkit:
 
     def _failure_text(self, name: str, exc: Exception) -> str:
         if isinstance(exc, TypeError):
-            return f"error: the arguments do not fit {name}: {exc}"
+            return self.secrets.mask(f"error: the arguments do not fit {name}: {exc}")
         return self.secrets.mask(f"error: {type(exc).__name__}: {exc}")
 
     def _remember(self, name: str, text: str, made: list[Record]) -> str:

@@ -24,6 +24,8 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
+    trickle: float = 0.0  # seconds between the bytes of the body, sent one at a time
+    trickle_head: bool = False  # with trickle: the status line and headers too
 
 
 @dataclass
@@ -64,15 +66,37 @@ class LocalServer:
                 if reply.delay:
                     time.sleep(reply.delay)
                 try:
-                    self.send_response(reply.status)
-                    for name, value in reply.headers.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(reply.body)))
-                    self.end_headers()
+                    if reply.trickle and reply.trickle_head:
+                        self._trickle(self._head(reply), reply.trickle)
+                    else:
+                        self.send_response(reply.status)
+                        for name, value in reply.headers.items():
+                            self.send_header(name, value)
+                        self.send_header("Content-Length", str(len(reply.body)))
+                        self.end_headers()
                     if self.command != "HEAD" and reply.status != 304:
-                        self.wfile.write(reply.body)
+                        if reply.trickle:
+                            self._trickle(reply.body, reply.trickle)
+                        else:
+                            self.wfile.write(reply.body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting: the test meant it to
+
+            def _head(self, reply: Reply) -> bytes:
+                lines = [
+                    f"{self.protocol_version} {reply.status} {self.responses[reply.status][0]}"
+                ]
+                lines += [f"{name}: {value}" for name, value in reply.headers.items()]
+                lines.append(f"Content-Length: {len(reply.body)}")
+                return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+            def _trickle(self, data: bytes, pause: float) -> None:
+                # One byte at a time: a server that is slow on purpose, never silent
+                # long enough for a read timeout.
+                for i in range(len(data)):
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(pause)
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 

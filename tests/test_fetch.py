@@ -214,7 +214,7 @@ def test_credentials_in_the_query_string_never_reach_the_store(
     kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str]
 ) -> None:
     key = secret_env("DOCS_KEY")
-    fetch = Fetch(kit)
+    fetch = Fetch(kit, allow_secrets=("DOCS_KEY",))  # the user allows it in URLs
     server.pages[f"/doc?api_key={key}&q=1"] = Page(HTML)
     res = fetch(server.url("/doc?api_key=secret:env:DOCS_KEY&q=1"))
     assert res.ok and server.requests[-1].path == f"/doc?api_key={key}&q=1"

@@ -1,0 +1,306 @@
+"""How Fetch and Api send a call: one exchange, with every redirect followed by hand so
+that credentials stay with their origin, and an overall deadline.
+
+Credentials are the identity's headers and every secret value the toolkit resolved.
+They go with a redirect only while the chain has stayed on the origin of the first
+request; from the first hop to another origin (scheme, host or port differ) to the end
+of the chain, every identity header is removed, and so is any header or query parameter
+holding a secret value. A redirect whose URL would still carry one (in its path, say) is
+not followed: the redirect itself is the answer.
+
+The deadline bounds the whole call, redirects and body included. A response is read in
+chunks and the deadline checked between them; each request's timeouts are cut to the
+time left; and the sync clients the adapters make themselves cut every socket read and
+write to the time left, so that a server trickling even its headers cannot hold a call.
+An async call runs under `asyncio.timeout`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
+
+import httpcore
+import httpx
+
+import addressable as ad
+
+from ._urls import origin
+
+DEFAULT_DEADLINE = 60.0  # seconds for a whole call, redirects and body included
+_EARLY = 0.05  # seconds: a timeout this close to the deadline is the deadline's
+_END: ContextVar[float | None] = ContextVar("addressable_http_deadline", default=None)
+
+
+def check_deadline(deadline: float) -> float:
+    if not deadline > 0:
+        raise ValueError(f"deadline must be a number of seconds over 0, not {deadline!r}")
+    return float(deadline)
+
+
+class Exchange:
+    """One call: its first request and the redirects it follows, within its deadline.
+
+    `credentials` are the identity headers sent with the first request. With `follow`
+    false, a redirect is the answer. `stay` may refuse a redirect's target: it returns
+    why (recorded as `note`), or None to go on. `what` names the call in messages."""
+
+    def __init__(
+        self,
+        secrets: ad.Secrets,
+        *,
+        credentials: Mapping[str, str],
+        deadline: float,
+        what: str,
+        follow: bool = True,
+        stay: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.secrets = secrets
+        self.credentials = dict(credentials)
+        self.deadline = deadline
+        self.end = time.monotonic() + deadline
+        self.what = what
+        self.follow = follow
+        self.stay = stay
+        self.history: list[httpx.Response] = []
+        self.note: str | None = None  # why a redirect was not followed
+        self._started = False
+        self._origin: str | None = None
+        self._carrying = True
+
+    # -- sync ------------------------------------------------------------------------
+
+    def send(
+        self, client: httpx.Client, request: httpx.Request, collect: Callable[[bytes], None]
+    ) -> httpx.Response:
+        """Send `request` and the redirects it leads to; the body of the last response
+        goes to `collect` chunk by chunk. Returns the last response (closed)."""
+        token = _END.set(self.end)
+        try:
+            current: httpx.Request | None = request
+            while current is not None:
+                self._limit(current)
+                self._started = True
+                response = client.send(current, stream=True, follow_redirects=False)
+                try:
+                    current = self._next(response, client.max_redirects)
+                    if current is None:
+                        for chunk in response.iter_bytes():
+                            self._check()
+                            collect(chunk)
+                        response.history = list(self.history)
+                        return response
+                finally:
+                    response.close()
+            raise AssertionError("unreachable")  # pragma: no cover
+        except httpx.TimeoutException as exc:
+            if time.monotonic() >= self.end - _EARLY:
+                raise self.exceeded() from exc
+            raise
+        finally:
+            _END.reset(token)
+
+    # -- async -----------------------------------------------------------------------
+
+    async def asend(
+        self, client: httpx.AsyncClient, request: httpx.Request, collect: Callable[[bytes], None]
+    ) -> httpx.Response:
+        """`send` for an async client, the whole call under `asyncio.timeout`."""
+        try:
+            async with asyncio.timeout(self.end - time.monotonic()):
+                current: httpx.Request | None = request
+                while current is not None:
+                    self._limit(current)
+                    self._started = True
+                    response = await client.send(current, stream=True, follow_redirects=False)
+                    try:
+                        current = self._next(response, client.max_redirects)
+                        if current is None:
+                            async for chunk in response.aiter_bytes():
+                                collect(chunk)
+                            response.history = list(self.history)
+                            return response
+                    finally:
+                        await response.aclose()
+                raise AssertionError("unreachable")  # pragma: no cover
+        except ad.DeadlineExceeded:
+            raise
+        except TimeoutError as exc:
+            raise self.exceeded() from exc
+        except httpx.TimeoutException as exc:
+            if time.monotonic() >= self.end - _EARLY:
+                raise self.exceeded() from exc
+            raise
+
+    # -- the rules -------------------------------------------------------------------
+
+    def exceeded(self) -> ad.DeadlineExceeded:
+        return ad.DeadlineExceeded(
+            f"{self.what} passed its deadline of {self.deadline:g} s and was stopped; "
+            "give the adapter a longer deadline= to wait longer"
+        )
+
+    def _check(self) -> None:
+        if time.monotonic() >= self.end:
+            raise self.exceeded()
+
+    def _limit(self, request: httpx.Request) -> None:
+        # No wait of this request may outlast the call's deadline.
+        left = self.end - time.monotonic()
+        if left <= 0:
+            raise self.exceeded()
+        timeouts = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {
+            phase: left if timeouts.get(phase) is None else min(float(timeouts[phase]), left)
+            for phase in ("connect", "read", "write", "pool")
+        }
+        if self._origin is None:
+            self._origin = origin(str(request.url))
+
+    def nothing_sent(self, exc: BaseException) -> bool:
+        """Whether the call failed with `exc` before any request could reach a server:
+        no redirect was taken, and the first connection was never made."""
+        if self.history:
+            return False
+        cause = exc.__cause__ if isinstance(exc, ad.DeadlineExceeded) else exc
+        if cause is None:
+            return not self._started
+        return isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+
+    def _next(self, response: httpx.Response, max_redirects: int) -> httpx.Request | None:
+        """The request a redirect leads to, stripped of credentials if the chain has
+        left the first origin; None when the response is the answer."""
+        request = response.next_request
+        if request is None or not self.follow:
+            return None
+        target = origin(str(request.url))
+        if self.stay is not None and (why := self.stay(str(request.url))) is not None:
+            self.note = why
+            return None
+        if len(self.history) >= max_redirects:
+            raise httpx.TooManyRedirects(f"more than {max_redirects} redirects", request=request)
+        if target != self._origin:
+            self._carrying = False
+        if self._carrying:
+            # httpx drops some credentials (a Cookie) on every redirect: put them back.
+            request.headers.update(self.credentials)
+            self.history.append(response)
+            return request
+        for name in self.credentials:
+            if name in request.headers:
+                del request.headers[name]
+        for name, value in list(request.headers.items()):
+            if self.secrets.contains(value):
+                del request.headers[name]
+        url = _without_secrets(request.url, self.secrets)
+        if url is None:
+            self.note = "not followed: the next URL would carry a credential to another origin"
+            return None
+        request.url = url
+        self.history.append(response)
+        return request
+
+
+def _without_secrets(url: httpx.URL, secrets: ad.Secrets) -> httpx.URL | None:
+    """`url` without the query parameters that hold a secret; None if one is elsewhere."""
+    if not secrets.contains(str(url)):
+        return url
+    query = url.query.decode("ascii", errors="replace")
+    kept = [part for part in query.split("&") if part and not secrets.contains(part)]
+    url = url.copy_with(query="&".join(kept).encode("ascii") or None)
+    return None if secrets.contains(str(url)) else url
+
+
+# -- the sync clients the adapters make: every socket wait is cut to the deadline --------
+
+
+def _left(timeout: float | None, error: type[Exception]) -> float | None:
+    end = _END.get()
+    if end is None:
+        return timeout
+    left = end - time.monotonic()
+    if left <= 0:
+        raise error("the call's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _Stream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        return _Stream(
+            self._inner.start_tls(
+                ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout)
+            )
+        )
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        return self._inner.get_extra_info(info)
+
+
+class _Backend(httpcore.NetworkBackend):
+    def __init__(self) -> None:
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_tcp(
+            host, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options
+        )
+        return _Stream(stream)
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_unix_socket(
+            path, _left(timeout, httpcore.ConnectTimeout), socket_options
+        )
+        return _Stream(stream)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """httpx's own transport, with every socket read and write cut to the time left
+    before the deadline of the call in progress (if any)."""
+
+    def __init__(self, *, retries: int = 0) -> None:
+        super().__init__(retries=retries)
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            retries=retries,
+            network_backend=_Backend(),
+        )

@@ -170,6 +170,10 @@ class DiskStore(KeyValueStore):
 
     Opened by `open_store()` in `$ADDRESSABLE_HOME`, or `./.addressable` when that is
     not set; `open_store("disk:///path")` or a plain path picks another directory.
+
+    gc holds SQLite's write lock while it marks and sweeps; writers wait for it (up to
+    60 s, then `StoreError`). The lock is the operating system's: it is freed the moment
+    a process holding it dies, so a gc that dies blocks no writer.
     """
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:

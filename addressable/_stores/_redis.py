@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -22,8 +24,24 @@ if redis.call('SET', KEYS[2], ARGV[2], 'NX') then return 1 end
 return 0
 """
 
-_LOCK_TTL = 600.0  # seconds: a gc that dies holding the lock frees it after this
-_WAIT = 60.0  # seconds a writer waits for a gc to finish before giving up
+# gc's lock lives this long unless its holder renews it, which a live holder does every
+# fifth of it: a gc that dies holding the lock blocks writers for at most this long.
+LOCK_TIMEOUT = 5.0  # seconds
+_WAIT = 60.0  # seconds a writer (or another gc) waits for a live gc before giving up
+
+# Renews the lock, or deletes it, or deletes a key under it: only while it is ours.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+_DELETE_HOLDING = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+return redis.call('DEL', KEYS[2])
+"""
 
 
 class _RedisBackend:
@@ -49,7 +67,12 @@ class _RedisBackend:
         except (redis.RedisError, OSError, ValueError) as exc:
             raise StoreError(f"cannot reach the redis store at {self.location}: {exc}") from exc
         self._put_pair = self._client.register_script(_PUT_PAIR)
+        self._renew = self._client.register_script(_RENEW)
+        self._release = self._client.register_script(_RELEASE)
+        self._delete_holding = self._client.register_script(_DELETE_HOLDING)
         self._lock_key = self.namespace + "lock:exclusive"
+        self.lock_timeout = LOCK_TIMEOUT
+        self._holder: tuple[int, bytes] | None = None  # (thread, token) inside `exclusive`
 
     @translated("reading")
     def get(self, key: str) -> bytes | None:
@@ -62,7 +85,18 @@ class _RedisBackend:
 
     @translated("deleting")
     def delete(self, key: str) -> None:
-        self._client.delete(self.namespace + key)
+        holder = self._holder
+        if holder is None or holder[0] != threading.get_ident():
+            self._client.delete(self.namespace + key)
+            return
+        # gc sweeping: only while the lock is still its own. A gc stalled past the lock's
+        # timeout may find writers at work again, and must not sweep after them.
+        keys = [self._lock_key, self.namespace + key]
+        if int(cast(int, self._delete_holding(keys=keys, args=[holder[1]]))) < 0:
+            raise StoreError(
+                f"redis store at {self.location}: gc lost its lock (not renewed within "
+                f"{self.lock_timeout:g} s) and stopped before deleting more; run it again"
+            )
 
     @translated("reading")
     def contains(self, key: str) -> bool:
@@ -104,20 +138,47 @@ class _RedisBackend:
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        lock = self._client.lock(self._lock_key, timeout=_LOCK_TTL, blocking_timeout=_WAIT)
+        """gc's section: a lock on the server that writers wait for (up to 60 s). It
+        expires `lock_timeout` seconds (`LOCK_TIMEOUT`, 5) after its holder last renewed
+        it; a live holder renews it every fifth of that, so a gc that dies holding it
+        blocks writers for at most `lock_timeout`."""
+        token = os.urandom(16).hex().encode()
+        timeout_ms = max(1, int(self.lock_timeout * 1000))
+        deadline = time.monotonic() + _WAIT
         try:
-            acquired = lock.acquire()
+            while not self._client.set(self._lock_key, token, nx=True, px=timeout_ms):
+                if time.monotonic() > deadline:
+                    raise StoreError(
+                        f"redis store at {self.location}: another gc has held the store for "
+                        f"over {_WAIT:.0f} s; try again later"
+                    )
+                time.sleep(0.05)
         except self.failures as exc:
             raise StoreError(f"redis store at {self.location}: locking failed: {exc}") from exc
-        if not acquired:
-            raise StoreError(
-                f"redis store at {self.location}: another gc holds the store; try again later"
-            )
+        stop = threading.Event()
+        renewer = threading.Thread(
+            target=self._keep, args=(token, timeout_ms, stop), name="addressable-gc-lock"
+        )
+        renewer.daemon = True
+        renewer.start()
+        self._holder = (threading.get_ident(), token)
         try:
             yield
         finally:
+            self._holder = None
+            stop.set()
+            renewer.join()
             with suppress(*self.failures):  # expired meanwhile: nothing left to release
-                lock.release()
+                self._release(keys=[self._lock_key], args=[token])
+
+    def _keep(self, token: bytes, timeout_ms: int, stop: threading.Event) -> None:
+        """Renew the lock until `stop`, or until it is no longer ours."""
+        while not stop.wait(self.lock_timeout / 5):
+            try:
+                if not self._renew(keys=[self._lock_key], args=[token, timeout_ms]):
+                    return  # expired and perhaps taken: deletes under it now refuse
+            except self.failures:
+                continue  # a passing failure: the next renewal may get through
 
     def close(self) -> None:
         self._client.close()
@@ -129,6 +190,11 @@ class RedisStore(KeyValueStore):
     Many processes and machines can share it. Keys live under a namespace
     (``?namespace=name`` in the URL, ``addressable`` by default), so several stores can
     share one database. Needs the `redis` extra.
+
+    gc holds a lock on the server while it marks and sweeps; writers wait for it (up to
+    60 s, then `StoreError`). The lock expires 5 s (`LOCK_TIMEOUT`) after its holder last
+    renewed it, and a live gc renews it every second: a gc that dies holding it blocks
+    writers for at most 5 s.
     """
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0") -> None:

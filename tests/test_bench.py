@@ -474,6 +474,9 @@ def test_every_input_shape_is_read(tmp_path: Path, shape: str) -> None:
         ratio = report.strategies[name].requests / flat.strategies[name].requests
         assert 0.9 < ratio < 1.1  # the same session, in another shape
     assert report.strategies["addressable"].requests < report.strategies["none"].requests
+    # round trips are written in the session's shape, and compaction reads them after
+    for name in ("clear", "addressable"):
+        assert report.strategies[name].lost_results == flat.strategies[name].lost_results > 0
 
 
 def test_a_missing_trace_is_a_clear_error(

@@ -42,11 +42,12 @@ def markdown(report: BenchReport) -> str:
     counted = "exact cl100k" if tokens_exact() else "estimated (4 bytes a token)"
     caption = (
         f"{report.sessions} session{plural}, trigger {report.trigger:,} tokens, keep "
-        f"{report.keep}, window {report.window:,}; tokens are {counted}. net = requests + "
-        "recovery (a round trip for each result a turn had to read again); cached prices "
-        f"each request's prefix shared with the previous request at {report.cache_read:g} "
-        f"and the rest at {report.cache_write:g}; failed counts the sessions with a "
-        "request over the window (their figures are still in the totals)."
+        f"{report.keep}, window {report.window:,}; tokens are {counted}.\n"
+        "net: requests + recovery, one more request (the context, and the result read "
+        "again in full) for each result a turn lost values from. cached: each request's "
+        f"prefix shared with the previous request at {report.cache_read:g}, the rest at "
+        f"{report.cache_write:g}. failed: sessions with a request over the window (their "
+        "figures still count)."
     )
     return caption + "\n\n" + "\n".join(lines) + "\n"
 

@@ -14,7 +14,9 @@ strategy acts first:
 - ``oracle``: knows the future. At the same points as ``clear`` (a request over the
   trigger, the newest `keep` results spared, `clear_at_least` alike), every result that
   no call from this turn on needs becomes the placeholder; the others stay whole. It
-  loses nothing: the floor for a policy that evicts whole results.
+  loses nothing: the floor, in lost values, for a policy that evicts whole results. It
+  is not a floor in tokens: keeping a result whole for many turns until a late call
+  needs it can cost more than dropping it and paying one round trip then.
 
 What it costs, priced the way agents pay:
 
@@ -34,10 +36,10 @@ What it costs, priced the way agents pay:
   (in input-token units, rounded to a whole token per session). The shared prefix is the
   system prompt, the messages equal to the previous request's at the same positions, and,
   of the first message that differs, when the role is the same, its text up to the last
-  line break before the first differing character that starts a line with a visible
-  character: a token boundary in cl100k, so the count is exact up to there and short by
-  at most the rest of that line (conservative). The first request of a session shares
-  nothing.
+  line break (at or before the first differing character) that both texts follow with a
+  visible character: a boundary of cl100k's pre-tokeniser, so the tokens up to there are
+  exact, and what is left of the shared text after it (part of a line, or a few indented
+  lines) is not counted: conservative. The first request of a session shares nothing.
 - The window is a hard limit. A request (round trips included) over `window` tokens is
   one a real API refuses: the session counts in `failed` for that strategy. Its figures
   still cover the whole session, as if the request had gone through, so that every

@@ -172,9 +172,6 @@ def _parser() -> argparse.ArgumentParser:
     from ._bench.cli import DESCRIPTION as BENCH
     from ._bench.cli import add_arguments as bench_arguments
 
-    from ._bench.cli import DESCRIPTION as BENCH
-    from ._bench.cli import add_arguments as bench_arguments
-
     p = sub.add_parser(
         "bench",
         help="the token-savings benchmark (the bundled scenario by default)",

@@ -60,7 +60,10 @@ class Adapter:
 
 class Identity(BaseModel):
     """Who a request is sent as: a name, and headers whose credentials are secret
-    references (``Bearer secret:env:API_TOKEN``), resolved only when sending."""
+    references (``Bearer secret:env:API_TOKEN``), resolved only when sending. The
+    headers are the user's: their references are resolved whoever names the identity,
+    a model included, and every one of them is dropped when a redirect leaves the
+    origin of the request."""
 
     model_config = ConfigDict(frozen=True)
 

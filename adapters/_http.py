@@ -18,6 +18,7 @@ An async call runs under `asyncio.timeout`.
 from __future__ import annotations
 
 import asyncio
+import math
 import ssl
 import time
 import typing
@@ -37,8 +38,9 @@ _END: ContextVar[float | None] = ContextVar("addressable_http_deadline", default
 
 
 def check_deadline(deadline: float) -> float:
-    if not deadline > 0:
-        raise ValueError(f"deadline must be a number of seconds over 0, not {deadline!r}")
+    number = isinstance(deadline, int | float) and not isinstance(deadline, bool)
+    if not (number and math.isfinite(deadline) and deadline > 0):
+        raise ad.ArgumentError(f"deadline must be a number of seconds over 0, not {deadline!r}")
     return float(deadline)
 
 

@@ -85,7 +85,8 @@ class Api(Adapter):
     (``follow_redirects=True``), and never to an origin outside the scope (the redirect
     is then the answer). The identity's headers go with a redirect only while it stays
     on the origin of the URL asked for, and no secret value follows one elsewhere.
-    `timeout` bounds each connect and read, `deadline` the whole call.
+    `timeout` bounds each connect and read, `deadline` the whole call (with a `client`
+    you pass, checked between redirects and between chunks of the body only).
     """
 
     name = "api"

@@ -44,6 +44,11 @@ class Fetch(Adapter):
     ``aget``, a re-run of such a record): a reference in a model's arguments
     (`kit.handle`) is never resolved. A call with a reference it may not resolve raises
     `ScopeError` naming it, sends nothing and is not recorded (nothing was observed).
+
+    The deadline holds against a server that trickles its answer: with the clients the
+    adapter makes, every socket read is cut to the time left. With a sync `client` you
+    pass, it is checked between redirects and between chunks of the body, so a server
+    trickling its headers is held back only by that client's read timeout.
     """
 
     name = "fetch"

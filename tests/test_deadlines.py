@@ -84,8 +84,9 @@ def test_an_async_fetch_has_the_same_deadline(
 def test_the_deadline_is_60_seconds_unless_told(kit: ad.Toolkit) -> None:
     assert Fetch(kit).deadline == 60.0
     assert Api(kit).deadline == 60.0
-    with pytest.raises(ValueError, match="deadline"):
-        Fetch(kit, deadline=0)
+    for bad in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(ad.ArgumentError, match="deadline must be a number of seconds"):
+            Fetch(kit, deadline=bad, name="other")
 
 
 def api_for(kit: ad.Toolkit, server: LocalServer) -> Api:

@@ -34,6 +34,16 @@ def test_a_model_cannot_send_an_environment_variable_through_fetch(
     assert list(kit.store.records()) == []  # a refused call is not recorded
 
 
+def test_an_async_model_call_is_refused_too(
+    kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str]
+) -> None:
+    value = secret_env("ANY_VAR")
+    Fetch(kit, allow_secrets=("ANY_VAR",))
+    text = asyncio.run(kit.ahandle("fetch", {"url": server.url("/c?d=secret:env:ANY_VAR")}))
+    assert text.startswith("error: ScopeError") and "secret:env:ANY_VAR" in text
+    assert value not in text and server.requests == []
+
+
 def test_a_name_allowed_for_code_is_still_never_resolved_for_the_model(
     kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str]
 ) -> None:

@@ -120,7 +120,8 @@ class Store(Protocol):
         session: str | None = None,
         since: datetime | None = None,
     ) -> Iterator[Record]:
-        """Records matching every filter given, oldest first."""
+        """Records matching every filter given, oldest first; `since` must be
+        timezone-aware (`ArgumentError` otherwise)."""
         ...
 
     def pin(self, record_id: str) -> None:

@@ -1,38 +1,136 @@
-"""Just enough git to key a file by the commit it is clean at: `path@rev`."""
+"""Just enough git to key a file by the commit it is clean at: `path@rev`.
+
+Every git the project starts goes through `_run`. The repository it reads may have been
+written by the model (a `.git/config`, a hook, a `.gitattributes`, a branch file), so
+git runs so that nothing there can start a program, and without the parent's secrets:
+
+- the environment is the allow-list Shell passes by default, plus the settings below;
+  no other variable of the parent reaches git;
+- no system or global configuration (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL`);
+- command-line configuration, which wins over any file git reads (includes too), turns
+  off what the repository could make run: the fsmonitor hook, hooks, pagers, editors,
+  ssh and askpass programs, credential helpers; a bare repository is not discovered;
+- no transport at all (`GIT_ALLOW_PROTOCOL` lists none, which a repository's
+  `protocol.<name>.allow` cannot reopen; `GIT_NO_LAZY_FETCH` where git knows it): a
+  partial clone cannot fetch a missing object through a remote it names;
+- no optional locks, so no index write and no hook that follows one;
+- only `rev-parse`, which reads configuration, refs and objects and never the index or
+  the working tree: no fsmonitor, no clean or smudge filter, no diff (so no external
+  diff or textconv). Adding a subcommand means checking what it can run. Whether a
+  file is clean is decided here by hashing its bytes as a git blob and comparing with
+  the blob `HEAD:path` names (rather than with `git status`, which runs filters).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 import subprocess
 from pathlib import Path
+from typing import Literal
+
+# The variables Shell passes by default, and the only ones of the parent git sees.
+ENV_ALLOW = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER", "TMPDIR")
+
+_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_EDITOR": ":",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_ALLOW_PROTOCOL": "",
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+}
+
+_CONFIG = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.untrackedCache=false",
+    "core.pager=cat",
+    "core.editor=:",
+    "sequence.editor=:",
+    "core.askPass=",
+    "core.sshCommand=false",
+    "credential.helper=",
+    "protocol.allow=never",
+    "safe.bareRepository=explicit",
+)
+
+_TIMEOUT = 10.0  # seconds
+_HEX = {"sha1": re.compile(r"[0-9a-f]{40}"), "sha256": re.compile(r"[0-9a-f]{64}")}
 
 
-def _git(cwd: Path, *args: str) -> str | None:
+def environment() -> dict[str, str]:
+    """The environment every git the project starts runs with."""
+    env = {name: os.environ[name] for name in ENV_ALLOW if name in os.environ}
+    env.update(_ENV)
+    return env
+
+
+def _run(cwd: Path, command: Literal["rev-parse"], *args: str) -> list[str] | None:
+    """The lines git prints, or None when it fails or cannot be run."""
+    config = [part for setting in _CONFIG for part in ("-c", setting)]
     try:
         proc = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+            ["git", "--no-pager", "--no-replace-objects", *config, command, *args],
+            cwd=cwd,
+            env=environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_TIMEOUT,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    if proc.returncode != 0:
+        return None
+    return [os.fsdecode(line) for line in proc.stdout.splitlines()]
 
 
 def commit_of(cwd: Path, rev: str = "HEAD") -> str | None:
     """The full commit id `rev` names in the repository around `cwd`, or None."""
-    return _git(cwd, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    lines = _run(cwd, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    if lines is None or len(lines) != 1:
+        return None
+    return lines[0] if any(hex_.fullmatch(lines[0]) for hex_ in _HEX.values()) else None
 
 
-def clean_at_head(path: Path) -> tuple[str, str] | None:
-    """(path relative to the repository root, HEAD's commit) when `path` is tracked and
-    unmodified, so that its bytes are those of that commit; else None."""
+def clean_at_head(path: Path, data: bytes) -> tuple[str, str] | None:
+    """(path relative to the repository root, HEAD's commit) when `data`, the bytes read
+    from `path`, are byte for byte the blob HEAD holds at that path; else None.
+
+    Bytes, not what `git status` calls clean: a file that differs from the commit only
+    by what a filter or line-ending conversion would undo is not keyed at the commit.
+    """
     folder = path.parent
-    top = _git(folder, "rev-parse", "--show-toplevel")
-    if top is None:
+    lines = _run(
+        folder,
+        "rev-parse",
+        "--show-toplevel",
+        "--show-object-format",
+        "HEAD^{commit}",
+        f"HEAD:./{path.name}",
+    )
+    if lines is None or len(lines) != 4:
         return None
-    relative = path.resolve().relative_to(Path(top).resolve()).as_posix()
-    if _git(Path(top), "ls-files", "--error-unmatch", "--", relative) is None:
+    top, object_format, head, blob = lines
+    hex_ = _HEX.get(object_format)
+    if hex_ is None or not hex_.fullmatch(head) or not hex_.fullmatch(blob):
         return None
-    status = _git(Path(top), "status", "--porcelain", "--", relative)
-    if status is None or status:
+    digest = hashlib.new(object_format)
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    if digest.hexdigest() != blob:
         return None
-    head = commit_of(Path(top))
-    return (relative, head) if head else None
+    root = Path(top).resolve()
+    full = path.resolve()
+    if not full.is_relative_to(root):
+        return None
+    return full.relative_to(root).as_posix(), head

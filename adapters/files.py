@@ -18,10 +18,11 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger file is refused
 class Files(Adapter):
     """Reads and writes files under `root`; paths that leave it raise `ScopeError`.
 
-    A read is deterministic, keyed `path@commit` when the file is tracked and clean in
-    git (its bytes are those of that commit), else `path#<blake3>`. A write is an
-    Action, written atomically (so it either happened or did not), whose record also
-    names the artifact: the path and the revision written.
+    A read is deterministic, keyed `path@commit` when the bytes read are those HEAD
+    holds at that path in git, else `path#<blake3>`; the git that checks this runs no
+    program the repository names and sees none of the parent's environment. A write
+    is an Action, written atomically (so it either happened or did not), whose record
+    also names the artifact: the path and the revision written.
     """
 
     name = "files"
@@ -76,7 +77,7 @@ class Files(Adapter):
                 key=relative,
             )
             raise
-        clean = clean_at_head(full)
+        clean = clean_at_head(full, data)
         if clean is not None:
             key = f"{relative}@{clean[1]}"
         else:

@@ -14,10 +14,10 @@ from typing import Any
 import addressable as ad
 
 from ._base import Adapter, schema
-from ._git import clean_at_head, commit_of
+from ._git import ENV_ALLOW, clean_at_head, commit_of
 
 DEFAULT_TIMEOUT = 60.0  # seconds
-DEFAULT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER", "TMPDIR")
+DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
 _GIT_SHOW = re.compile(r"^git\s+show\s+([^\s:]+):(\S+)$")
 _CAT = re.compile(r"^cat\s+(?:--\s+)?(\S+)$")
 
@@ -28,9 +28,12 @@ class Shell(Adapter):
 
     Output (stdout, stderr and the exit code) is stored as the text the model sees.
     A command is a Claim (nondeterministic) unless it is declared pure, or reads
-    git-tracked content at a commit (`git show REV:path`, or `cat` of a file clean at
-    HEAD: keyed `path@commit`); a command declared as writing is an Action. A timeout
-    is recorded with the output so far.
+    git-tracked content at a commit (`git show REV:path`, or a `cat` whose output is
+    the file's blob at HEAD: keyed `path@commit`); a command declared as writing is an
+    Action. A timeout is recorded with the output so far. The git the adapter runs by
+    itself to compute such keys runs no program the repository names and sees only
+    `DEFAULT_ENV`; the model's own command runs as given, with this adapter's
+    environment.
     """
 
     name = "shell"
@@ -116,6 +119,9 @@ class Shell(Adapter):
             os.killpg(proc.pid, signal.SIGKILL)  # the whole group: children too
             out, err = proc.communicate()
         code = proc.returncode
+        read_ok = code == 0 and not timed_out and determinism is not ad.Determinism.SIDE_EFFECT
+        if key is None and read_ok and (cat_key := self._cat_key(text, out)) is not None:
+            determinism, key = ad.Determinism.DETERMINISTIC, cat_key
         payload = _render(out, err, code, timed_out, limit)
         meta: dict[str, Any] = {"exit_code": code, "timed_out": timed_out}
         outcome = None
@@ -153,13 +159,19 @@ class Shell(Adapter):
             commit = commit_of(self.cwd, match[1])
             if commit:
                 return ad.Determinism.DETERMINISTIC, f"{match[2]}@{commit}"
-        if match := _CAT.match(text):
-            clean = clean_at_head((self.cwd / match[1]).resolve())
-            if clean is not None:
-                return ad.Determinism.DETERMINISTIC, f"{clean[0]}@{clean[1]}"
         if pure or (pure is None and self.pure and text.startswith(self.pure)):
             return ad.Determinism.DETERMINISTIC, None
         return ad.Determinism.NONDETERMINISTIC, None
+
+    def _cat_key(self, text: str, out: bytes) -> str | None:
+        """`path@commit` when `text` is `cat FILE` and what it printed is, byte for
+        byte, FILE's blob at HEAD (decided after the run, so the key names the output
+        stored, not the file as it was a moment before)."""
+        match = _CAT.match(text)
+        if match is None:
+            return None
+        clean = clean_at_head((self.cwd / match[1]).resolve(), out)
+        return None if clean is None else f"{clean[0]}@{clean[1]}"
 
     def _environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in self.env_allow if k in os.environ}

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -89,3 +90,56 @@ def test_handle_reads_and_reports_errors(kit: ad.Toolkit, tmp_path: Path) -> Non
     assert kit.handle("files", {"command": "read", "path": "nope.txt"}).startswith(
         "error: FileNotFoundError"
     )
+
+
+def commit(repo: Path, *paths: str) -> None:
+    env = {
+        "PATH": os.environ["PATH"],
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.test",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.test",
+    }
+    for args in (["add", "--", *paths], ["commit", "-q", "-m", "more"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize(
+    "name", ["with space.txt", "colon:in.txt", "-dash.txt", "brace^{tree}.txt", "ünï.txt"]
+)
+def test_tracked_files_with_unusual_names_are_keyed_at_the_commit(
+    kit: ad.Toolkit, repo: Path, name: str
+) -> None:
+    (repo / "src" / name).write_text("same\n")
+    commit(repo, f"src/{name}")
+    assert Files(kit, repo).read(f"src/{name}").record.key == f"src/{name}@{head(repo)}"
+
+
+def test_bytes_git_would_call_clean_but_differ_from_the_blob_are_keyed_by_hash(
+    kit: ad.Toolkit, repo: Path
+) -> None:
+    # The commit holds "a\nb\n"; checked out with eol=crlf the file reads "a\r\nb\r\n".
+    # `git status` calls it clean, but its bytes are not those of the commit.
+    (repo / ".gitattributes").write_text("*.txt text eol=crlf\n")
+    (repo / "lines.txt").write_text("a\nb\n")
+    commit(repo, ".gitattributes", "lines.txt")
+    (repo / "lines.txt").unlink()
+    subprocess.run(["git", "checkout", "--", "lines.txt"], cwd=repo, check=True)
+    assert (repo / "lines.txt").read_bytes() == b"a\r\nb\r\n"
+    crlf = ad.ids.content_hash(b"a\r\nb\r\n")[:16]
+    files = Files(kit, repo)
+    assert files.read("lines.txt").record.key == f"lines.txt#{crlf}"
+    assert files.read("README.md").record.key == f"README.md@{head(repo)}"
+
+
+def test_a_working_tree_moved_elsewhere_by_the_repository_config_still_reads(
+    kit: ad.Toolkit, repo: Path, tmp_path: Path
+) -> None:
+    # A model that can write .git/config must not be able to make reads fail.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f"[core]\n\tworktree = {elsewhere}\n")
+    res = Files(kit, repo).read("src/app.py")
+    assert res.text == "def main():\n    return 42\n"
+    assert res.record.key.startswith("src/app.py#")

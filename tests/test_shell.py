@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -101,3 +102,27 @@ def test_handle(kit: ad.Toolkit, tmp_path: Path) -> None:
     assert kit.handle("shell", {"command": "no-such-command-xyz"}).startswith(
         "error: FileNotFoundError"
     )
+
+
+def test_cat_is_keyed_only_when_its_output_is_the_blob(kit: ad.Toolkit, repo: Path) -> None:
+    # Checked out with eol=crlf the file's bytes differ from the commit's, though
+    # `git status` calls it clean: `cat` prints other bytes than `git show` would.
+    env = {
+        "PATH": os.environ["PATH"],
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.test",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.test",
+    }
+    (repo / ".gitattributes").write_text("*.txt text eol=crlf\n")
+    (repo / "lines.txt").write_text("a\nb\n")
+    for args in (["add", "."], ["commit", "-q", "-m", "crlf"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    (repo / "lines.txt").unlink()
+    subprocess.run(["git", "checkout", "--", "lines.txt"], cwd=repo, check=True)
+    shell = Shell(kit, cwd=repo)
+    cat = shell("cat lines.txt")
+    assert cat.text == "a\r\nb\r\n[exit 0]"
+    assert cat.record.key is None
+    assert cat.record.determinism is ad.Determinism.NONDETERMINISTIC
+    assert shell("cat .gitattributes").record.key is not None

@@ -39,12 +39,20 @@ class Adapter:
     ) -> ad.Result:
         """Carry out a change that either happens whole or not at all, and record it as
         an Action: `completed` with the summary and artifact `change` returns, or, when
-        it raises one of `refused` (nothing was changed), `not_applied` and re-raised."""
+        it raises one of `refused` (nothing was changed), `not_applied` and re-raised; when
+        it raises anything else (it may have changed part of the world), `unknown` and
+        re-raised. Arguments that cannot be recorded are refused before `change` runs."""
+        ad.ids.canonical_args(args)  # ArgumentError, naming the argument, before any change
         try:
             summary, artifact = change()
         except refused as exc:
             self.kit.record_failure(
                 self.name, args, exc, determinism="side_effect", outcome=ad.Outcome.NOT_APPLIED
+            )
+            raise
+        except Exception as exc:
+            self.kit.record_failure(
+                self.name, args, exc, determinism="side_effect", outcome=ad.Outcome.UNKNOWN
             )
             raise
         meta: dict[str, Any] = {"artifact": artifact} if artifact else {}

@@ -187,21 +187,39 @@ def test_arguments_with_a_lone_surrogate_refuse_the_action_before_it_runs(
     assert stored(tmp_path, "deploy") == []
 
 
-def test_a_model_call_with_an_unstorable_argument_still_records_the_change(
+def test_a_model_call_with_an_unstorable_argument_changes_nothing(
     kit: ad.Toolkit, tmp_path: Path
 ) -> None:
-    # JSON can spell a lone surrogate ("\ud800"): a model's arguments can carry one.
+    # JSON can spell a lone surrogate ("\ud800"): a model's arguments can carry one. The
+    # arguments are checked before the change, so the file is never written.
     memory = Memory(kit, tmp_path / "memories")
     arguments = (
         '{"command": "create", "path": "/memories/a.txt", "file_text": "hi", "note": "\\ud800"}'
     )
     text = kit.handle("memory", arguments)
-    assert (tmp_path / "memories" / "a.txt").read_text() == "hi"  # the change happened
-    assert text.startswith("error: ArgumentError")
-    (record,) = stored(tmp_path, memory.name)
-    assert (record.status, record.outcome) == (ad.Status.ERROR, ad.Outcome.UNKNOWN)
-    assert record.args["path"] == "/memories/a.txt" and record.args["note"] == "\\ud800"
-    assert record.error is not None and "could not be stored" in record.error
+    assert not (tmp_path / "memories" / "a.txt").exists()
+    assert text.startswith("error: ArgumentError") and "surrogate" in text
+    assert stored(tmp_path, memory.name) == []
+
+
+def test_a_change_that_fails_half_way_is_recorded_unknown(kit: ad.Toolkit, tmp_path: Path) -> None:
+    # Writing text that cannot be encoded fails after the file was opened (and emptied):
+    # the change may have happened in part, so it is recorded with outcome unknown.
+    memory = Memory(kit, tmp_path / "memories")
+    memory("create", path="/memories/a.txt", file_text="before")
+    broken = RuntimeError("the disk went away")
+
+    def change() -> tuple[str, dict[str, Any] | None]:
+        (tmp_path / "memories" / "a.txt").write_text("")
+        raise broken
+
+    with pytest.raises(RuntimeError) as info:
+        memory.act({"command": "create", "path": "/memories/a.txt"}, change, (OSError,))
+    assert info.value is broken  # the caller gets the exception unchanged
+    records = [r for r in stored(tmp_path, memory.name) if r.status is ad.Status.ERROR]
+    (record,) = records
+    assert record.outcome is ad.Outcome.UNKNOWN
+    assert record.error is not None and "the disk went away" in record.error
 
 
 def test_kit_record_of_an_action_with_unstorable_fields_still_records_it(

@@ -6,6 +6,7 @@ import argparse
 import base64
 import importlib
 import json
+import math
 import os
 import re
 import sys
@@ -13,17 +14,19 @@ import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 from rich.console import Console
 from rich.table import Column, Table
+from rich.text import Text
 
 from . import __version__
 from ._bundle import export_bundle, import_bundle
 from ._errors import (
     AddressableError,
     AmbiguousId,
+    ArgumentError,
     BadId,
     BundleError,
     IntegrityError,
@@ -32,6 +35,7 @@ from ._errors import (
 )
 from ._models import Record
 from ._stores import Store, open_store
+from ._stores._open import NoStore
 from ._toolkit import Toolkit
 
 EXIT_OK = 0
@@ -45,6 +49,13 @@ EPILOG = """\
 store:
   --store URL, or $ADDRESSABLE_STORE: memory://, disk:///path, or a directory.
   The default is a disk store in $ADDRESSABLE_HOME, or ./.addressable when unset.
+  Only import creates a store; every other command needs one that exists.
+
+output:
+  What tools and models wrote (names, keys, arguments, errors, content) is printed as
+  plain text, with control characters shown escaped (\\x1b, \\u202e). To a pipe or a
+  file, replay and show --raw write the exact stored bytes; to a terminal they escape
+  control characters too, and leave binary content out.
 
 ids:
   A result id is 16 hex characters; any unique prefix of 6 or more works, as in git.
@@ -52,11 +63,12 @@ ids:
 exit codes:
   0  success
   1  verify found damage: corrupt or missing payloads, unreadable records
-  2  bad usage: unknown option, malformed or ambiguous id, a re-run that is refused
+  2  bad usage: unknown option, a bad value (a limit, size, duration or store URL),
+     malformed or ambiguous id, a re-run that is refused
   3  no result with that id, or it expired (removed by gc)
   4  a payload no longer matches its hash: it is not served
-  5  the store or a bundle failed (disk, database, malformed file), or a re-run
-     could not reach its source
+  5  no store at that path (nothing is created), the store or a bundle failed (disk,
+     database, malformed file), or a re-run could not reach its source
 
 Errors go to stderr as one line: "addressable: error: <what was wrong and what to do>".
 """
@@ -66,22 +78,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
-    out = Console(highlight=False, soft_wrap=True)
     if args.command == "bench":
         from ._bench.cli import run_bench
 
         try:
-            return run_bench(args, out)
+            return run_bench(args, Console(highlight=False, soft_wrap=True))
         except (AddressableError, OSError) as exc:
             return _fail(exc, EXIT_FAILURE)
+    # Nothing printed here is markup: what tools wrote must show as written.
+    out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
     try:
-        store = open_store(args.store)
+        store = open_store(args.store, create=args.creates)
         try:
             code: int = args.run(store, args, out)
             return code
         finally:
             store.close()
-    except (BadId, AmbiguousId, NotReplayable) as exc:
+    except NoStore as exc:
+        return _fail(
+            f"no store at {_visible(str(exc.path))}: {exc.why}; only import creates a store: "
+            "check --store and $ADDRESSABLE_STORE",
+            EXIT_FAILURE,
+        )
+    except (BadId, AmbiguousId, NotReplayable, ArgumentError) as exc:
         return _fail(exc, EXIT_USAGE)
     except NotFound as exc:
         return _fail(exc, EXIT_NOT_FOUND)
@@ -93,23 +112,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc, EXIT_FAILURE)  # a re-run that could not reach its source, too
 
 
-def _fail(exc: BaseException, code: int) -> int:
-    print(f"addressable: error: {exc}", file=sys.stderr)
+def _fail(exc: BaseException | str, code: int) -> int:
+    print(f"addressable: error: {_one_line(str(exc)) or type(exc).__name__}", file=sys.stderr)
     return code
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the house's one-line errors, and values such as ``-1d`` given to the
+    option they follow (to be refused there, by name) rather than read as options."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"addressable: error: {_one_line(message)}; see {self.prog} --help\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="addressable",
         description="Inspect and maintain a store of addressable tool results.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"addressable {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--store",
-        default=os.environ.get("ADDRESSABLE_STORE"),
+        default=os.environ.get("ADDRESSABLE_STORE") or None,  # set but empty: unset
         help="store URL or directory (default: $ADDRESSABLE_STORE, "
         "else $ADDRESSABLE_HOME, else ./.addressable)",
     )
@@ -125,7 +156,7 @@ def _parser() -> argparse.ArgumentParser:
             epilog=EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        p.set_defaults(run=run)
+        p.set_defaults(run=run, creates=False)
         return p
 
     p = command("ls", _ls, "list records, oldest first")
@@ -137,7 +168,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_when,
         help="only records seen since: a duration ago (30m, 2h, 7d) or an ISO time",
     )
-    p.add_argument("--limit", type=int, help="show only the newest N")
+    p.add_argument("--limit", type=_count, help="show only the newest N (1 or more)")
 
     p = command("show", _show, "show a record's metadata and content")
     p.add_argument("id")
@@ -168,6 +199,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("import", _import, "add a bundle's records and payloads to the store")
     p.add_argument("bundle", help="bundle file, or - for stdin")
+    p.set_defaults(creates=True)  # the one command that may create the store
 
     from ._bench.cli import DESCRIPTION as BENCH
     from ._bench.cli import add_arguments as bench_arguments
@@ -197,7 +229,7 @@ def _ls(store: Store, args: argparse.Namespace, out: Console) -> int:
         store.records(tool=args.tool, key=args.key, session=args.session, since=args.since)
     )
     if args.limit is not None:
-        records = records[-args.limit :] if args.limit > 0 else []
+        records = records[-args.limit :]
     if args.json:
         _print_json([r.model_dump(mode="json") for r in records])
         return EXIT_OK
@@ -206,9 +238,9 @@ def _ls(store: Store, args: argparse.Namespace, out: Console) -> int:
     for r in records:
         status = r.outcome.value if r.outcome else r.status.value
         table.add_row(
-            r.id,
-            r.tool,
-            _shorten(r.key or json.dumps(r.args), 60),
+            _cell(r.id),
+            _cell(_shorten(_visible(r.tool), 50)),
+            _cell(_shorten(_visible(r.key or json.dumps(r.args, ensure_ascii=False)), 60)),
             r.determinism.value,
             status,
             _bytes(r.size),
@@ -223,7 +255,7 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
     record = store.get(store.resolve(args.id))
     payload = store.read(record)
     if args.raw:
-        _write_bytes(payload)
+        _write_payload(payload)
         return EXIT_OK
     observations = store.observations(record.id)
     if args.json:
@@ -238,7 +270,9 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
         return EXIT_OK
     table = Table("field", "value", show_header=False)
     for name, value in record.model_dump(mode="json", exclude_none=True).items():
-        table.add_row(name, value if isinstance(value, str) else json.dumps(value))
+        if not isinstance(value, str):
+            value = json.dumps(value, ensure_ascii=False)
+        table.add_row(_cell(name), _cell(_visible(value, lines=True)))
     table.add_row("observations", str(len(observations)))
     table.add_row("last seen", _time(max(o.at for o in observations)))
     table.add_row("pinned", "yes" if store.is_pinned(record.id) else "no")
@@ -246,8 +280,10 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
     text = _as_text(payload)
     if text is None:
         out.print(f"[{len(payload)} bytes of binary content: use --raw]")
-    else:
-        out.print(text, markup=False)
+    elif _terminal():
+        _write_text(_visible(text, lines=True))
+    else:  # to a pipe or a file: as stored, ended by a newline
+        _write_bytes(payload if payload.endswith(b"\n") else payload + b"\n")
     return EXIT_OK
 
 
@@ -266,7 +302,7 @@ def _replay(store: Store, args: argparse.Namespace, out: Console) -> int:
             }
         )
     else:
-        _write_bytes(result.payload)
+        _write_payload(result.payload)
     return EXIT_OK
 
 
@@ -289,7 +325,7 @@ def _verify(store: Store, args: argparse.Namespace, out: Console) -> int:
             table = Table("problem", "detail", title="damaged records")
             table.columns.insert(0, Column("id", no_wrap=True, min_width=16))
             for d in report.damaged:
-                table.add_row(d.id, d.problem, d.detail)
+                table.add_row(_cell(d.id), _cell(_visible(d.problem)), _cell(_visible(d.detail)))
             out.print(table)
         verdict = "ok" if report.ok else f"DAMAGED: {len(report.damaged)} records"
         out.print(
@@ -306,7 +342,7 @@ def _stats(store: Store, args: argparse.Namespace, out: Console) -> int:
         _print_json(stats.model_dump(mode="json"))
         return EXIT_OK
     table = Table("", "", show_header=False)
-    table.add_row("store", stats.location)
+    table.add_row("store", _cell(_visible(stats.location)))
     table.add_row("records", str(stats.records))
     table.add_row("payloads", f"{stats.blobs} ({_bytes(stats.blob_bytes)})")
     table.add_row("pinned", str(stats.pinned))
@@ -314,7 +350,7 @@ def _stats(store: Store, args: argparse.Namespace, out: Console) -> int:
     table.add_row("oldest", _time(stats.oldest))
     table.add_row("newest", _time(stats.newest))
     for tool, n in stats.by_tool.items():
-        table.add_row(f"tool {tool}", str(n))
+        table.add_row(_cell(f"tool {_shorten(_visible(tool), 60)}"), str(n))
     out.print(table)
     return EXIT_OK
 
@@ -336,6 +372,11 @@ def _export(store: Store, args: argparse.Namespace, out: Console) -> int:
     if args.output:
         with open(args.output, "wb") as f:
             summary = export_bundle(store, f)
+    elif _terminal():
+        raise ArgumentError(
+            "export writes a bundle, not text for a terminal: give -o FILE, or redirect "
+            "stdout to a file or a pipe"
+        )
     else:
         summary = export_bundle(store, sys.stdout.buffer)
         sys.stdout.buffer.flush()
@@ -396,41 +437,134 @@ _SIZES = {
 }
 
 
-def _duration(text: str) -> timedelta:
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: give 1 or more")
+    return n
+
+
+def _span(text: str) -> timedelta | None:
+    """`text` as a duration (30s, 15m, 2h, 7d, 1w), or None if it is not one."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text.lower())
     if not match:
+        return None
+    try:
+        return timedelta(seconds=float(match[1]) * _UNITS[match[2]])
+    except OverflowError:  # past timedelta's 999,999,999 days, or infinite
+        raise argparse.ArgumentTypeError(f"{text!r} is too long a duration") from None
+
+
+def _duration(text: str) -> timedelta:
+    span = _span(text)
+    if span is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration: use 30s, 15m, 2h, 7d, 1w")
-    return timedelta(seconds=float(match[1]) * _UNITS[match[2]])
+    if span <= timedelta(0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration above zero")
+    return span
 
 
 def _size(text: str) -> int:
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)\s*", text.lower())
     if not match or match[2] not in _SIZES:
         raise argparse.ArgumentTypeError(f"{text!r} is not a size: use 1048576, 500MB or 1GiB")
-    return int(float(match[1]) * _SIZES[match[2]])
+    size = float(match[1]) * _SIZES[match[2]]
+    if not math.isfinite(size) or size >= 2**63:
+        raise argparse.ArgumentTypeError(f"{text!r} is too large a size")
+    if int(size) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size of a byte or more")
+    return int(size)
 
 
 def _when(text: str) -> datetime:
+    span = _span(text)
     try:
-        return datetime.now(UTC) - _duration(text)
-    except argparse.ArgumentTypeError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is neither a duration (2h, 7d) nor an ISO time (2026-03-11T09:00)"
-        ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        if span is not None:
+            return datetime.now(UTC) - span
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is neither a duration (2h, 7d) nor an ISO time (2026-03-11T09:00)"
+            ) from None
+        return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    except OverflowError:
+        raise argparse.ArgumentTypeError(f"{text!r} is too far back in time") from None
+
+
+# What a terminal would act on rather than show: C0 controls (escape sequences, carriage
+# return, backspace, bell), DEL, C1 controls (0x9b is a CSI of its own), bidirectional
+# overrides that reorder what is seen, line and paragraph separators, and lone surrogates
+# (which cannot even be encoded).
+_UNSEEN = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_CONTROL_IN_LINE = re.compile(f"[\x00-\x1f{_UNSEEN}]")
+_CONTROL_IN_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f{_UNSEEN}]")  # keeps tab and newline
+_JSON_UNSEEN = re.compile(f"[{_UNSEEN}]")  # json.dumps escapes the C0 controls itself
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match[0]
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def _visible(text: str, *, lines: bool = False) -> str:
+    """`text` with every control character written as an escape (``\\x1b``, ``\\u202e``):
+    on one line, or (`lines`) keeping line breaks and tabs."""
+    if lines:
+        return _CONTROL_IN_TEXT.sub(_escaped, text.replace("\r\n", "\n"))
+    return _CONTROL_IN_LINE.sub(_escaped, text)
+
+
+def _one_line(message: str) -> str:
+    return _visible(" ".join(part.strip() for part in message.splitlines() if part.strip()))
+
+
+def _cell(text: str) -> Text:
+    """A table cell that is shown as written: never read as markup or emoji codes."""
+    return Text(text)
+
+
+def _terminal() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False))
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    # Non-ASCII appears only inside JSON strings, where \uXXXX means the same character.
+    print(_JSON_UNSEEN.sub(lambda m: f"\\u{ord(m[0]):04x}", text))
 
 
 def _write_bytes(data: bytes) -> None:
+    sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
+
+
+def _write_text(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+def _write_payload(payload: bytes) -> None:
+    """The exact stored bytes to a pipe or a file; to a terminal, text with its control
+    characters escaped, and binary content left out (it would drive the terminal)."""
+    if not _terminal():
+        _write_bytes(payload)
+        return
+    text = _as_text(payload)
+    if text is None:
+        _write_text(
+            f"[{len(payload)} bytes of binary content: not written to a terminal; "
+            "redirect to a file or a pipe for the bytes]"
+        )
+    else:
+        _write_text(_visible(text, lines=True))
 
 
 def _as_text(payload: bytes) -> str | None:

@@ -2,26 +2,55 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from .._errors import StoreError
+from diskcache.core import DBNAME
+
+from .._errors import ArgumentError, StoreError
 from ._base import Store
-from ._disk import DiskStore
+from ._disk import DiskStore, default_home
 from ._memory import MemoryStore
 
 
-def open_store(url: str | None = None) -> Store:
+def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
     """Open the store a URL names.
 
     - None: a `DiskStore` in `$ADDRESSABLE_HOME`, or `./.addressable` when unset
     - ``memory://``: a new `MemoryStore`
-    - ``disk:///abs/path``, ``disk://rel/path`` or a plain path: a `DiskStore` there
+    - ``disk:///abs/path``, ``disk://rel/path``, a plain path or a `pathlib.Path`: a
+      `DiskStore` there
     - ``redis://host:port/db`` (``rediss://`` for TLS; ``?namespace=name`` to share a
       database): a `RedisStore`, with the `redis` extra
+
+    With ``create=False`` a disk store must already exist: a directory that does not
+    exist, or holds no store, raises `StoreError` naming it, and nothing is created. (A
+    memory store is always new and a Redis server has nothing to create, so for those it
+    changes nothing.) Anything but a string, a path or None raises `ArgumentError`.
     """
+    if not isinstance(create, bool):
+        raise ArgumentError(f"open_store(create=) takes True or False, not {create!r}")
     if url is None:
-        return DiskStore()
-    parts = urlsplit(url)
+        return _disk(default_home(), create)
+    if isinstance(url, os.PathLike) and not isinstance(url, bytes):
+        path = os.fspath(url)
+        if isinstance(path, str):
+            return _disk(Path(path), create)
+    if not isinstance(url, str):
+        raise ArgumentError(
+            f"open_store() takes a store URL or a directory path (str or os.PathLike), "
+            f"not {type(url).__name__} {_short(url)}"
+        )
+    if not url.strip():
+        raise ArgumentError(
+            "the store URL is empty: give memory://, disk:///path, redis://host/db or a "
+            "directory, or leave it out for the default store"
+        )
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # e.g. a malformed IPv6 host
+        raise StoreError(f"store URL {url!r} cannot be parsed: {exc}") from exc
     scheme = parts.scheme.lower()
     if scheme == "memory":
         return MemoryStore()
@@ -29,11 +58,37 @@ def open_store(url: str | None = None) -> Store:
         path = parts.netloc + parts.path
         if not path:
             raise StoreError(f"store URL {url!r} names no directory: disk:///path/to/store")
-        return DiskStore(path)
+        return _disk(Path(path), create)
     if scheme in ("redis", "rediss"):
         from ._redis import RedisStore
 
         return RedisStore(url)
     if scheme == "" or len(scheme) == 1:  # a plain path (or a Windows drive letter)
-        return DiskStore(url)
+        return _disk(Path(url), create)
     raise StoreError(f"unknown store URL {url!r}: use memory://, disk:///path, or a directory path")
+
+
+class NoStore(StoreError):
+    """`open_store(..., create=False)` found no store where it was pointed."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        self.path = path
+        self.why = why
+        super().__init__(f"no store at {path}: {why}; nothing was created")
+
+
+def _disk(path: Path, create: bool) -> DiskStore:
+    if not create:
+        where = path.absolute()
+        if not where.is_dir():
+            raise NoStore(
+                where, "it is not a directory" if where.exists() else "the directory does not exist"
+            )
+        if not (where / DBNAME).is_file():
+            raise NoStore(where, "the directory holds no store")
+    return DiskStore(path)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -153,10 +153,10 @@ def check_settings(
         raise ArgumentError("; ".join(problems))
 
 
-def compact_options(trigger: int, budget: int | None) -> dict[str, Any]:
+def compact_options(trigger: int, budget: int | None, system: str | None) -> dict[str, Any]:
     """What the `addressable` strategies pass to `ad.compact` besides the messages, the
-    kit, `keep_last` and `format`."""
-    options: dict[str, Any] = {}
+    kit, `keep_last` and `format`. The system prompt counts in the request's tokens."""
+    options: dict[str, Any] = {"system": system}
     if budget is not None:
         options["budget"] = budget
     return options
@@ -471,7 +471,7 @@ class _Replay:
             kit=self.kit,
             keep_last=settings.keep,
             format=session.shape,
-            **compact_options(settings.trigger, settings.budget),
+            **compact_options(settings.trigger, settings.budget, session.system),
         )
         made = _Made(artifact=sum(e.tokens_after for e in done.evicted))
         out = done.messages

@@ -28,11 +28,13 @@ from ._errors import BundleError, NotFound
 from ._models import Observation, Record
 from ._stores import Store
 from ._stores._kv import one_line
-from .ids import ID_LENGTH, canonical_args, canonical_json, content_hash, result_id
+from .ids import ID_LENGTH, canonical_json, content_hash
 
 FORMAT = "addressable-bundle"
 VERSION = 1
 _ID = re.compile(f"[0-9a-f]{{{ID_LENGTH}}}")
+_NONCE_LENGTH = 32  # hex characters: the 16 random bytes of an Action's id
+_NONCE = re.compile(f"[0-9a-f]{{{_NONCE_LENGTH}}}")
 
 
 class BundleSummary(BaseModel):
@@ -195,20 +197,26 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
             f"{where}: {record.id[:40]!r} is not a result id: "
             f"ids are {ID_LENGTH} lowercase hex characters"
         )
-    if not record.is_action:  # an action's id joins a nonce that is not recorded
-        try:
-            derived = result_id(
-                record.tool, canonical_args(record.args), record.key, record.content_hash
-            )
-        except (ValueError, RecursionError) as exc:  # ArgumentError is a ValueError
-            raise BundleError(
-                f"{where}: the args of {record.id} are not canonical JSON: {_words(exc)}"
-            ) from exc
-        if derived != record.id:
-            raise BundleError(
-                f"{where}: the id {record.id} does not follow from the record's tool, args, key "
-                f"and content hash (they give {derived}): the record was altered"
-            )
+    if record.is_action and (record.nonce is None or not _NONCE.fullmatch(record.nonce)):
+        # Without its nonce an Action's id cannot be checked, and an id that cannot be
+        # checked could be one a later result will get: refused.
+        raise BundleError(
+            f"{where}: the action {record.id} has no nonce ({_NONCE_LENGTH} lowercase hex), "
+            "so its id cannot be checked"
+        )
+    if not record.is_action and record.nonce is not None:
+        raise BundleError(f"{where}: {record.id} is a result: it carries no nonce")
+    try:
+        derived = record.derived_id()
+    except (ValueError, RecursionError) as exc:  # ArgumentError is a ValueError
+        raise BundleError(
+            f"{where}: the args of {record.id} are not canonical JSON: {_words(exc)}"
+        ) from exc
+    if derived != record.id:
+        raise BundleError(
+            f"{where}: the id {record.id} does not follow from the record's tool, args, key, "
+            f"content hash and nonce (they give {derived}): the record was altered"
+        )
     held = _held(store, record.id)
     if held is not None and _call(held) != _call(record):
         raise BundleError(

@@ -17,6 +17,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from ._errors import ArgumentError
 from ._payload import decode_payload, decode_text
 from ._tokens import count_tokens
+from .ids import action_id_of, canonical_args, result_id
 
 RECORD_FORMAT = 1
 
@@ -93,12 +94,27 @@ class Record(_Frozen):
     error: str | None = None
     outcome: Outcome | None = None
     idempotency_key: str | None = None
+    # An Action's random part (32 hex): its id follows from it and the call, so that
+    # an imported or stored Action's id can be checked like a result's.
+    nonce: str | None = None
     max_age: timedelta | None = None
     meta: dict[str, Any] = Field(default_factory=dict)  # JSON values, from the adapter
 
     @property
     def is_action(self) -> bool:
         return self.determinism is Determinism.SIDE_EFFECT
+
+    def derived_id(self) -> str | None:
+        """The id this record's fields give (tool, args, key, content hash, and an
+        Action's nonce), to check that it was not altered; None for an Action recorded
+        without its nonce, whose id cannot be derived. `ArgumentError` if the args are
+        not canonical JSON."""
+        args = canonical_args(self.args)
+        if not self.is_action:
+            return result_id(self.tool, args, self.key, self.content_hash)
+        if self.nonce is None:
+            return None
+        return action_id_of(self.tool, args, self.key, self.content_hash, self.nonce)
 
 
 class Result(BaseModel):

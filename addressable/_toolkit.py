@@ -37,7 +37,7 @@ from ._stores import Store, open_store
 from ._tokens import count_tokens
 from .ids import (
     ID_LENGTH,
-    action_id,
+    action_id_of,
     canonical_args,
     check_prefix,
     content_hash,
@@ -418,8 +418,10 @@ class Toolkit:
             options = self.secrets.mask_json(options)  # key, error, media type, meta, ...
             key = options.get("key")
         digest = content_hash(payload)
+        nonce = None
         if determinism is Determinism.SIDE_EFFECT:
-            rid = action_id(tool, args_json, key, digest, self._nonce)
+            nonce = self._nonce().hex()
+            rid = action_id_of(tool, args_json, key, digest, nonce)
         else:
             rid = result_id(tool, args_json, key, digest)
         now = self.clock() if at is None else at
@@ -439,6 +441,8 @@ class Toolkit:
             observed_at=now,
             session=self.session,
         )
+        if nonce is not None:
+            fields["nonce"] = nonce
         record = Record.model_validate(fields)
         self.store.put(record, payload)
         made = _RECORDED.get()

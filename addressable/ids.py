@@ -25,6 +25,7 @@ __all__ = [
     "ID_LENGTH",
     "MIN_PREFIX",
     "action_id",
+    "action_id_of",
     "canonical_args",
     "canonical_json",
     "check_id",
@@ -160,7 +161,13 @@ def action_id(
     nonce: Callable[[], bytes] = lambda: os.urandom(16),
 ) -> str:
     """A fresh id for one attempt of a side effect; `nonce` is injectable for tests."""
-    return _derive(tool, args_json, key, digest, nonce().hex())
+    return action_id_of(tool, args_json, key, digest, nonce().hex())
+
+
+def action_id_of(tool: str, args_json: bytes, key: str | None, digest: str, nonce: str) -> str:
+    """The id of the attempt of a side effect whose random part is `nonce` (hex). The
+    nonce is recorded with the Action, so that its id can be checked like a result's."""
+    return _derive(tool, args_json, key, digest, nonce)
 
 
 def _derive(tool: str, args_json: bytes, key: str | None, digest: str, nonce: str | None) -> str:

@@ -142,8 +142,6 @@ def test_duplicate_ids_are_refused(tmp_path: Path, clock: FakeClock) -> None:
 def test_ids_that_are_not_16_lowercase_hex_are_refused(
     tmp_path: Path, clock: FakeClock, make_id: Callable[[str], str]
 ) -> None:
-    # An action's id carries a random nonce, so only its form can be checked: the form is
-    # checked for every record.
     path = bundle(tmp_path, clock, action=True)
     lines = read(path)
     at = next(i for i in record_lines(lines) if lines[i]["record"]["tool"] == "api")
@@ -161,6 +159,53 @@ def test_a_genuine_action_is_imported(tmp_path: Path, clock: FakeClock) -> None:
     assert store.read(action) == b"done"
 
 
+def action_line(lines: Lines) -> int:
+    return next(i for i in record_lines(lines) if lines[i]["record"]["tool"] == "api")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        pytest.param({"args": {"op": "refund"}}, id="args"),
+        pytest.param({"key": "pay:42"}, id="key"),
+        pytest.param({"nonce": "0" * 32}, id="nonce"),
+        pytest.param({"nonce": None}, id="nonce-dropped"),
+    ],
+)
+def test_an_action_whose_id_does_not_follow_from_its_nonce_is_refused(
+    tmp_path: Path, clock: FakeClock, fields: dict[str, Any]
+) -> None:
+    # An action's id joins a random nonce; the nonce is recorded, so the id is checked.
+    path = bundle(tmp_path, clock, action=True)
+    lines = read(path)
+    at = action_line(lines)
+    lines[at]["record"].update(fields)
+    write(path, lines)
+    assert_refused(path, ad.open_store("memory://"), rf":{at + 1}: .*(follow|nonce)")
+
+
+def test_an_action_cannot_squat_on_the_id_of_a_result_yet_to_come(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # A forged action under the id a public page's fetch will get: once imported, the
+    # real fetch would find the id taken and replay would serve the forged payload.
+    page, url = b"the real page", "https://docs.example/"
+    future = ad.ids.result_id(
+        "fetch", ad.ids.canonical_args({"url": url}), url, ad.ids.content_hash(page)
+    )
+    path = bundle(tmp_path, clock, action=True)
+    lines = read(path)
+    at = action_line(lines)
+    lines[at]["record"]["id"] = future
+    write(path, lines)
+    store = ad.open_store("memory://")
+    assert_refused(path, store, rf":{at + 1}: .*does not follow")
+    real = ad.Toolkit(store).record(
+        "fetch", {"url": url}, page, determinism="deterministic", key=url
+    )
+    assert real.id == future and store.read(store.get(future)) == page
+
+
 def test_an_action_that_would_replace_another_record_is_refused(
     tmp_path: Path, clock: FakeClock
 ) -> None:
@@ -174,7 +219,7 @@ def test_an_action_that_would_replace_another_record_is_refused(
     at = next(i for i in record_lines(lines) if lines[i]["record"]["tool"] == "api")
     lines[at]["record"]["id"] = held.id
     write(path, lines)
-    with pytest.raises(ad.BundleError, match=rf":{at + 1}: .*{held.id}.*another call") as info:
+    with pytest.raises(ad.BundleError, match=rf":{at + 1}: .*{held.id}.*does not follow") as info:
         ad.import_bundle(store, path)
     assert "\n" not in str(info.value)
     assert [r.id for r in store.records()] == [held.id]

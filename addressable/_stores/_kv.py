@@ -6,7 +6,7 @@ record in one atomic step, appends to lists, and offers a section that excludes 
 the disk, memory and Redis stores differ only in where the bytes go.
 
 A record is checked two ways. Its id follows from its tool, args, key and content hash
-(`ids.result_id`; not for an Action, whose id joins a nonce that is not kept), and the
+(`Record.derived_id`; an Action's id joins the nonce recorded with it), and the
 stored JSON carries a checksum of all its fields, the others included (media type,
 size, determinism, session, times, outcome, meta), so that a record changed after it was
 written is refused rather than served. The checksum catches mistakes and damage, not an
@@ -40,7 +40,7 @@ from pydantic import ValidationError
 
 from .._errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound, StoreError
 from .._models import Observation, Record
-from ..ids import ID_LENGTH, canonical_args, check_prefix, content_hash, result_id
+from ..ids import ID_LENGTH, check_prefix, content_hash
 from ._base import DamagedRecord, GcReport, StoreStats, VerifyReport
 
 BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
@@ -555,17 +555,13 @@ def _record_problem(record: Record, size: int) -> tuple[str | None, str]:
     fields (results only) and its size is its payload's."""
     if record.size != size:
         return "altered", f"it gives size {record.size}, but its payload is {size} bytes"
-    if record.is_action:  # its id joins a nonce that is not kept: nothing to derive
-        return None, ""
     try:
-        derived = result_id(
-            record.tool, canonical_args(record.args), record.key, record.content_hash
-        )
+        derived = record.derived_id()
     except ArgumentError as exc:
         return "altered", f"its args are not canonical JSON: {exc}"
-    if derived != record.id:
+    if derived is not None and derived != record.id:
         return "altered", (
-            f"its id does not follow from its tool, args, key and content hash "
+            f"its id does not follow from its tool, args, key, content hash and nonce "
             f"(they give {derived})"
         )
     return None, ""

@@ -30,12 +30,12 @@ from ._errors import (
     BadId,
     BundleError,
     IntegrityError,
+    NoStore,
     NotFound,
     NotReplayable,
 )
 from ._models import Record
 from ._stores import Store, open_store
-from ._stores._open import NoStore
 from ._toolkit import Toolkit
 
 EXIT_OK = 0

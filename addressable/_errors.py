@@ -11,6 +11,7 @@
     ├── ScopeError                       a call outside the configured scope
     ├── DeadlineExceeded (also TimeoutError)  a call that ran past its overall deadline
     ├── StoreError                       the store's backend failed
+    │   └── NoStore                      no store where one was to be opened, not created
     ├── BundleError                      an export bundle that cannot be imported
     └── MissingDependency (also ImportError)  an optional extra is not installed
 
@@ -22,6 +23,7 @@ A tool that fails is not an addressable error: it is recorded and re-raised as i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 
 class AddressableError(Exception):
@@ -79,6 +81,15 @@ class DeadlineExceeded(AddressableError, TimeoutError):
 
 class StoreError(AddressableError):
     """The store's backend failed (disk, database or server)."""
+
+
+class NoStore(StoreError):
+    """`open_store(..., create=False)` found no store where it was pointed."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        self.path = path
+        self.why = why
+        super().__init__(f"no store at {path}: {why}; nothing was created")
 
 
 class BundleError(AddressableError):

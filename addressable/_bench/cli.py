@@ -119,7 +119,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
         items, kits = [session], {session.session_id: kit}
     runnable = sum(1 for i in items if not hasattr(i, "error"))
     columns = (
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # session ids are data
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from diskcache.core import DBNAME
 
-from .._errors import ArgumentError, StoreError
+from .._errors import ArgumentError, NoStore, StoreError
 from ._base import Store
 from ._disk import DiskStore, default_home
 from ._memory import MemoryStore
@@ -25,7 +25,7 @@ def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True
       database): a `RedisStore`, with the `redis` extra
 
     With ``create=False`` a disk store must already exist: a directory that does not
-    exist, or holds no store, raises `StoreError` naming it, and nothing is created. (A
+    exist, or holds no store, raises `NoStore` naming it, and nothing is created. (A
     memory store is always new and a Redis server has nothing to create, so for those it
     changes nothing.) Anything but a string, a path or None raises `ArgumentError`.
     """
@@ -66,15 +66,6 @@ def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True
     if scheme == "" or len(scheme) == 1:  # a plain path (or a Windows drive letter)
         return _disk(Path(url), create)
     raise StoreError(f"unknown store URL {url!r}: use memory://, disk:///path, or a directory path")
-
-
-class NoStore(StoreError):
-    """`open_store(..., create=False)` found no store where it was pointed."""
-
-    def __init__(self, path: Path, why: str) -> None:
-        self.path = path
-        self.why = why
-        super().__init__(f"no store at {path}: {why}; nothing was created")
 
 
 def _disk(path: Path, create: bool) -> DiskStore:

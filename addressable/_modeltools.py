@@ -72,7 +72,14 @@ def result_text(result: Result) -> str:
 
 
 class FunctionTool:
-    """A function wrapped by `kit.tool`, offered to the model."""
+    """A function wrapped by `kit.tool`, offered to the model.
+
+    Its description is the docstring without the `Args:` section (those descriptions
+    are in the schema). A model's arguments are validated strictly, as JSON, before the
+    function runs: one that does not fit raises `ArgumentError` naming it (which
+    `kit.handle` gives back as ``error: ArgumentError: n: ...``) and nothing is run or
+    recorded.
+    """
 
     def __init__(self, spec: ToolSpec, wrapped: Callable[..., Any]) -> None:
         self._spec = spec
@@ -84,20 +91,22 @@ class FunctionTool:
 
     @property
     def description(self) -> str:
-        return self._spec.description or f"The {self._spec.name} tool."
+        return self._spec.parameters.description or f"The {self._spec.name} tool."
 
     @property
     def input_schema(self) -> dict[str, Any]:
         return self._spec.input_schema
 
     def handle(self, arguments: dict[str, Any]) -> str:
-        outcome = self._wrapped(**arguments)
+        args, kwargs = self._spec.parse(arguments)
+        outcome = self._wrapped(*args, **kwargs)
         if inspect.isawaitable(outcome):
             outcome = _run_coroutine(outcome)
         return result_text(outcome)
 
     async def ahandle(self, arguments: dict[str, Any]) -> str:
-        outcome = self._wrapped(**arguments)
+        args, kwargs = self._spec.parse(arguments)
+        outcome = self._wrapped(*args, **kwargs)
         if inspect.isawaitable(outcome):
             outcome = await outcome
         return result_text(outcome)

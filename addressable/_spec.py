@@ -1,17 +1,29 @@
-"""A function wrapped by `kit.tool`: its signature, its arguments as JSON, its schema."""
+"""A function wrapped by `kit.tool`: its signature, its arguments as JSON, its schema.
+
+The schema and the checks of the arguments come from pydantic: each named parameter is
+a field of a model built from the function's annotations, defaults and docstring.
+"""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import re
+import reprlib
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, NamedTuple
 
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchemaWarningKind
+
+from ._errors import ArgumentError
 from ._models import Determinism
+from .ids import canonical_args
 
 KeyFn = Callable[..., str | None]
 
@@ -28,6 +40,8 @@ class ToolSpec:
     media_type: str | None
     signature: inspect.Signature
     description: str = ""
+    # The local names where the function was defined, for annotations that name them.
+    namespace: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_async(self) -> bool:
@@ -69,56 +83,310 @@ class ToolSpec:
         return positional, keywords
 
     @functools.cached_property
+    def parameters(self) -> Parameters:
+        """The parameters as pydantic sees them: the schema, the checks, the docs."""
+        return Parameters(self)
+
+    @property
     def input_schema(self) -> dict[str, Any]:
-        """A JSON Schema of the parameters, from their annotations."""
-        try:
-            hints = typing.get_type_hints(self.fn)
-        except Exception:  # unresolvable annotations: describe the parameters untyped
-            hints = {}
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        for p in self.signature.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+        """The JSON Schema of the parameters, derived by pydantic from the annotations
+        (enums, models, `Annotated[..., Field(...)]`, defaults) and the docstring's
+        `Args:`: the schema `pydantic.TypeAdapter` gives for the function."""
+        return self.parameters.schema
+
+    def check(self, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """Validate a Python call's bound arguments as `pydantic.validate_call` does (lax).
+
+        Returns None when every argument already is a plain value of its annotated type
+        (nothing to convert: the fast, common case); else the values the function gets
+        and the values to record (the validated ones, as JSON). Raises `ArgumentError`
+        naming the argument that does not fit. Defaults are not validated."""
+        for name, allowed, default in self.parameters.fast:
+            if allowed is None:
                 continue
-            properties[p.name] = _schema_of(hints.get(p.name, Any))
-            if p.default is p.empty:
-                required.append(p.name)
-        return {"type": "object", "properties": properties, "required": required}
+            value = arguments.get(name, default)
+            if type(value) in allowed or (value is default and type(default) in _PLAIN):
+                continue
+            return self.parameters.validate_python(arguments)
+        return None
+
+    def parse(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Validate a model's arguments (JSON) strictly, and give the positional and
+        keyword arguments to call the function with. A string where an integer is wanted
+        is refused; an enum is given by value, a model as an object. Raises
+        `ArgumentError` naming the argument that does not fit."""
+        return self.unbind(self.parameters.validate_json(arguments))
 
 
 class Call(NamedTuple):
     """One call on its way to the store: the tool, its bound arguments and its key."""
 
     spec: ToolSpec
-    arguments: dict[str, Any]
+    arguments: dict[str, Any]  # as recorded: the validated values, as JSON
     args_json: bytes
     key: str | None
+    args: Sequence[Any]  # what the function is called with
+    kwargs: Mapping[str, Any]
 
 
-_JSON_TYPES: dict[Any, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    list: "array",
-    tuple: "array",
-    dict: "object",
-    type(None): "null",
-}
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # JSON scalars, recorded as given
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+_SHOWN_ERRORS = 5  # validation errors named in one message; the rest are counted
 
 
-def _schema_of(hint: Any) -> dict[str, Any]:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        options = [_schema_of(a) for a in typing.get_args(hint)]
-        types_ = [o["type"] for o in options if "type" in o]
-        return {"type": types_} if len(types_) == len(options) else {}
-    if origin is typing.Literal:
-        return {"enum": list(typing.get_args(hint))}
-    base = origin or hint
-    name = _JSON_TYPES.get(base)
-    if name is None:
+class Parameters:
+    """A tool's named parameters as a pydantic model, built on first use.
+
+    Each parameter becomes a field under its own name (as an alias, so that no name can
+    clash with pydantic's), typed by its resolved annotation; one that cannot be
+    resolved, or that pydantic cannot handle, is left untyped (`Any`) and its values
+    pass unchecked, as JSON. `*args` and `**kwargs` are not validated; a model's
+    arguments beyond the named ones go to `**kwargs` if the function has one, else they
+    are refused.
+    """
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+        params = spec.signature.parameters.values()
+        self.named = [p for p in params if p.kind not in _VARIADIC]
+        self.var_keyword = next(
+            (p.name for p in params if p.kind is inspect.Parameter.VAR_KEYWORD), None
+        )
+        self.description, self.docs = split_docstring(spec.description)
+        self.hints = _resolve(spec, self.named)
+        self.fast: tuple[tuple[str, frozenset[type] | None, Any], ...] = tuple(
+            (p.name, _allowed(self.hints[p.name]), p.default) for p in self.named
+        )
+
+    @functools.cached_property
+    def model(self) -> type[BaseModel]:
+        try:
+            return self._model(self.hints)
+        except Exception:  # some annotation pydantic cannot handle: leave those untyped
+            for name, hint in self.hints.items():
+                try:
+                    TypeAdapter(hint)
+                except Exception:
+                    self.hints[name] = Any
+            return self._model(self.hints)
+
+    def _model(self, hints: Mapping[str, Any]) -> type[BaseModel]:
+        fields: dict[str, Any] = {}
+        for i, p in enumerate(self.named):
+            hint = hints[p.name]
+            extra: dict[str, Any] = {}
+            if p.name in self.docs and not _described(hint):  # the Annotated one wins
+                extra["description"] = self.docs[p.name]
+            default = ... if p.default is p.empty else p.default
+            fields[f"p{i}"] = (hint, Field(default, alias=p.name, **extra))
+        config = ConfigDict(
+            extra="allow" if self.var_keyword else "forbid",
+            protected_namespaces=(),
+        )
+        model: type[BaseModel] = create_model(self.spec.name, __config__=config, **fields)
+        return model
+
+    @functools.cached_property
+    def fields(self) -> list[tuple[str, str, bool]]:
+        """(parameter name, field name, typed) for each named parameter."""
+        self.model  # noqa: B018  (first: building it may leave some hints untyped)
+        return [
+            (p.name, f"p{i}", self.hints[p.name] not in (Any, object))
+            for i, p in enumerate(self.named)
+        ]
+
+    @functools.cached_property
+    def schema(self) -> dict[str, Any]:
+        schema = self.model.model_json_schema(by_alias=True, schema_generator=_SchemaGenerator)
+        schema.pop("title", None)  # the model's name: the tool's name says it already
+        return schema
+
+    def validate_python(
+        self, arguments: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        given = {
+            p.name: arguments[p.name]
+            for p in self.named
+            if p.name in arguments and arguments[p.name] is not p.default
+        }
+        try:
+            model = self.model.model_validate(given)
+        except ValidationError as exc:
+            raise _argument_error(exc) from None
+        values = dict(arguments)
+        recorded = dict(arguments)
+        dump: set[str] = set()
+        for name, attr, typed in self.fields:
+            values[name] = getattr(model, attr)
+            if typed and (name in given or type(values[name]) not in _PLAIN):
+                dump.add(attr)
+        if dump:
+            dumped = self._dump(model, dump)
+            for name, attr, _ in self.fields:
+                if attr in dump:
+                    recorded[name] = dumped[name]
+        return values, recorded
+
+    def _dump(self, model: BaseModel, fields: set[str]) -> dict[str, Any]:
+        try:
+            dumped: dict[str, Any] = model.model_dump(
+                mode="json", by_alias=True, include=fields, warnings=False
+            )
+        except Exception as exc:
+            for name, attr, _ in self.fields:
+                if attr in fields:
+                    try:
+                        model.model_dump(mode="json", include={attr}, warnings=False)
+                    except Exception:
+                        raise ArgumentError(
+                            f"argument {name!r} cannot be written as JSON: {_one_line(exc)}"
+                        ) from None
+            raise ArgumentError(
+                f"the arguments cannot be written as JSON: {_one_line(exc)}"
+            ) from exc
+        return dumped
+
+    def validate_json(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        text = canonical_args(arguments)  # names a value JSON cannot hold
+        try:
+            model = self.model.model_validate_json(text, strict=True)
+        except ValidationError as exc:
+            raise _argument_error(exc) from None
+        values = {name: getattr(model, attr) for name, attr, _ in self.fields}
+        if self.var_keyword is not None:
+            values[self.var_keyword] = dict(model.model_extra or {})
+        return values
+
+
+class _SchemaGenerator(GenerateJsonSchema):
+    """pydantic's JSON Schema, with `{}` (any value) for a type JSON cannot describe and
+    no warnings (a default that is not JSON is left out of the schema)."""
+
+    def handle_invalid_for_json_schema(self, schema: Any, error_info: str) -> JsonSchemaValue:
         return {}
-    if name == "array" and typing.get_args(hint):
-        return {"type": "array", "items": _schema_of(typing.get_args(hint)[0])}
-    return {"type": name}
+
+    def emit_warning(self, kind: JsonSchemaWarningKind, detail: str) -> None:
+        return None
+
+
+def _resolve(spec: ToolSpec, params: Sequence[inspect.Parameter]) -> dict[str, Any]:
+    """Each parameter's annotation, resolved (`Annotated` kept); `Any` where there is
+    none or it cannot be resolved."""
+    fn = inspect.unwrap(spec.fn)
+    globalns = getattr(fn, "__globals__", None)
+    localns = dict(spec.namespace) if spec.namespace is not None else None
+    hints: dict[str, Any] = {}
+    for p in params:
+        hint: Any = Any
+        if p.annotation is not p.empty:
+            holder = _Holder()
+            holder.__annotations__ = {"value": p.annotation}
+            try:
+                hint = typing.get_type_hints(holder, globalns, localns, include_extras=True)[
+                    "value"
+                ]
+            except Exception:  # an unresolvable name: described and passed as untyped
+                hint = Any
+        hints[p.name] = hint
+    return hints
+
+
+class _Holder:
+    """Carries one annotation to `typing.get_type_hints`."""
+
+
+def _allowed(hint: Any) -> frozenset[type] | None:
+    """The exact types a value of `hint` may have to need no validation: None for any
+    value (no annotation, `Any`, `object`), an empty set when pydantic must look."""
+    if hint is Any or hint is object:
+        return None
+    if hint is None or hint is type(None):
+        return frozenset({type(None)})
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        metadata = hint.__metadata__
+        plain = all(isinstance(m, FieldInfo) and not m.metadata for m in metadata)
+        return _allowed(typing.get_args(hint)[0]) if plain else frozenset()
+    if origin in (typing.Union, types.UnionType):
+        found: set[type] = set()
+        for arg in typing.get_args(hint):
+            allowed = _allowed(arg)
+            if allowed is None:
+                return None
+            if not allowed:
+                return frozenset()
+            found |= allowed
+        return frozenset(found)
+    if hint in _PLAIN:
+        return frozenset({hint})
+    return frozenset()
+
+
+def _described(hint: Any) -> bool:
+    """Whether an `Annotated` hint carries its own description."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return False
+    return any(isinstance(m, FieldInfo) and m.description for m in hint.__metadata__)
+
+
+def _argument_error(exc: ValidationError) -> ArgumentError:
+    """One line naming each argument that does not fit, and why."""
+    parts = []
+    errors = exc.errors(include_url=False)
+    for error in errors[:_SHOWN_ERRORS]:
+        where = ".".join(str(part) for part in error["loc"]) or "the arguments"
+        text = f"{where}: {_one_line(error['msg'])}"
+        value = error.get("input")
+        if error["type"] != "missing" and isinstance(value, str | int | float | bool):
+            text += f" (got {reprlib.repr(value)})"
+        parts.append(text)
+    if len(errors) > _SHOWN_ERRORS:
+        parts.append(f"and {len(errors) - _SHOWN_ERRORS} more")
+    return ArgumentError("; ".join(parts))
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+_SECTION = re.compile(
+    r"^(\s*)(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*$"
+)
+_ENTRY = re.compile(r"^\**(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """A Google-style docstring's text without its `Args:` section, and the parameters'
+    descriptions from that section (continuation lines joined with newlines)."""
+    lines = doc.splitlines()
+    kept: list[str] = []
+    described: dict[str, list[str]] = {}
+    i = 0
+    while i < len(lines):
+        header = _SECTION.match(lines[i])
+        i += 1
+        if header is None:
+            kept.append(lines[i - 1])
+            continue
+        indent = len(header.group(1))
+        current: str | None = None
+        entry_indent: int | None = None
+        while i < len(lines):
+            line = lines[i]
+            stripped = line.strip()
+            depth = len(line) - len(line.lstrip())
+            if stripped and depth <= indent:
+                break
+            i += 1
+            if not stripped:
+                continue
+            if entry_indent is None:
+                entry_indent = depth
+            entry = _ENTRY.match(stripped) if depth == entry_indent else None
+            if entry is not None:
+                current = entry.group(1)
+                described[current] = [entry.group(2).strip()]
+            elif current is not None:
+                described[current].append(stripped)
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return text, {k: "\n".join(part for part in v if part) for k, v in described.items()}

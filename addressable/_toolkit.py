@@ -10,6 +10,7 @@ import json
 import math
 import os
 import reprlib
+import sys
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -145,7 +146,19 @@ class Toolkit:
         function never runs. A return value that cannot be stored (not JSON, NaN, a lone
         surrogate) is recorded as an error, an action's outcome `unknown`, and then
         raises `ArgumentError` naming the record: a call that ran is never unrecorded.
+
+        The tool's JSON Schema is pydantic's, from the annotations (enums, models,
+        `Annotated[..., Field(description=...)]`, defaults) and the docstring's `Args:`.
+        Arguments are validated before the function runs: a model's strictly, as JSON
+        (`kit.handle`: a string where an int is wanted is refused); a Python call's as
+        `pydantic.validate_call` does (lax: "7" becomes 7, a dict a model). A value that
+        does not fit raises `ArgumentError` naming it. The function gets the validated
+        values, and the record the same values as JSON (an enum by its value, a model
+        as an object), so the same call gets the same id however it was spelt.
         """
+        # Where the tool is defined: its annotations may name classes local to it.
+        caller = sys._getframe(1)
+        namespace = dict(caller.f_locals) if caller.f_locals is not caller.f_globals else None
 
         def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
             spec = ToolSpec(
@@ -157,6 +170,7 @@ class Toolkit:
                 media_type=media_type,
                 signature=inspect.signature(f),
                 description=inspect.getdoc(f) or "",
+                namespace=namespace,
             )
             maker = self._async_wrapper if spec.is_async else self._sync_wrapper
             wrapped = functools.wraps(f)(maker(spec))
@@ -188,7 +202,7 @@ class Toolkit:
     ) -> Result:
         call = self._prepare(spec, args, kwargs, key)
         try:
-            value = spec.fn(*args, **kwargs)
+            value = spec.fn(*call.args, **call.kwargs)
         except Exception as exc:
             self._record_raise(call, exc)
             raise
@@ -199,7 +213,7 @@ class Toolkit:
     ) -> Result:
         call = self._prepare(spec, args, kwargs, key)
         try:
-            value = spec.fn(*args, **kwargs)
+            value = spec.fn(*call.args, **call.kwargs)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
@@ -211,13 +225,17 @@ class Toolkit:
         self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any
     ) -> Call:
         arguments = spec.bind(args, kwargs)
+        checked = spec.check(arguments)  # None: plain values of their types, as given
+        if checked is not None:
+            values, arguments = checked
+            args, kwargs = spec.unbind(values)
         # Canonical before the call: arguments that are not JSON fail before it runs.
         args_json = canonical_args(arguments)
         if key is self._NO_KEY:
             key = spec.key(*args, **kwargs) if spec.key else None
         if key is not None and (type(key) is not str or not key.isascii()):
             key = _checked_key(spec.name, key)  # before the call: a bad key never runs it
-        return Call(spec, arguments, args_json, key)
+        return Call(spec, arguments, args_json, key, args, kwargs)
 
     def _record_return(self, call: Call, value: Any) -> Result:
         spec = call.spec

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import enum
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from anthropic.types import ToolParam
 from openai.types.chat import ChatCompletionToolParam
 from openai.types.responses import FunctionToolParam
-from pydantic import TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Files, LocalIndex, Memory, Scope, Search, Shell
 
 from .httpserver import LocalServer, Page
+
+
+class Finish(enum.Enum):
+    MATT = "matt"
+    GLOSS = "gloss"
+
+
+class Surface(BaseModel):
+    width: float
+    height: float
 
 
 @pytest.fixture
@@ -26,6 +37,19 @@ def full_kit(disk_kit: ad.Toolkit, tmp_path: Path, server: LocalServer) -> ad.To
     def add(a: int, b: int = 2) -> int:
         """Add two numbers."""
         return a + b
+
+    @kit.tool
+    def paint(
+        surface: Surface,
+        finish: Finish = Finish.MATT,
+        coats: Annotated[int, Field(ge=1, description="layers of paint")] = 2,
+    ) -> str:
+        """Paint a surface.
+
+        Args:
+            surface: what to paint.
+        """
+        return f"{surface.width * surface.height * coats} m2 {finish.value}"
 
     Fetch(kit)
     index = LocalIndex()
@@ -42,7 +66,7 @@ def keys_of(typed: Any) -> set[str]:
     return set(typing.get_type_hints(typed, include_extras=True))
 
 
-NAMES = ["add", "api", "fetch", "files", "memory", "replay_result", "search", "shell"]
+NAMES = ["add", "api", "fetch", "files", "memory", "paint", "replay_result", "search", "shell"]
 
 
 def test_anthropic_definitions(full_kit: ad.Toolkit) -> None:
@@ -83,8 +107,25 @@ def test_a_function_schema_comes_from_its_signature(full_kit: ad.Toolkit) -> Non
     assert add["input_schema"] == {
         "type": "object",
         "required": ["a"],
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "properties": {
+            "a": {"title": "A", "type": "integer"},
+            "b": {"default": 2, "title": "B", "type": "integer"},
+        },
+        "additionalProperties": False,
     }
+    (paint,) = [t for t in full_kit.tools() if t["name"] == "paint"]
+    assert paint["description"] == "Paint a surface."
+    schema = paint["input_schema"]
+    assert schema["$defs"] == {
+        "Finish": TypeAdapter(Finish).json_schema(),
+        "Surface": Surface.model_json_schema(),
+    }
+    assert schema["properties"]["surface"] == {
+        "$ref": "#/$defs/Surface",
+        "description": "what to paint.",
+    }
+    assert schema["properties"]["finish"] == {"$ref": "#/$defs/Finish", "default": "matt"}
+    assert schema["properties"]["coats"]["description"] == "layers of paint"
 
 
 def test_handle_runs_each_tool_by_name(
@@ -94,6 +135,7 @@ def test_handle_runs_each_tool_by_name(
     (tmp_path / "f.txt").write_text("file text\n")
     calls = {
         "add": {"a": 40},
+        "paint": {"surface": {"width": 2, "height": 1.5}, "finish": "gloss"},
         "fetch": {"url": server.url("/p")},
         "search": {"query": "beta"},
         "shell": {"command": "echo shell text"},
@@ -102,6 +144,7 @@ def test_handle_runs_each_tool_by_name(
     }
     outputs = {name: full_kit.handle(name, args) for name, args in calls.items()}
     assert outputs["add"] == "42"
+    assert outputs["paint"] == "6.0 m2 gloss"
     assert outputs["fetch"] == "page text"
     assert "Alpha - https://docs.example/a" in outputs["search"]
     assert outputs["shell"] == "shell text\n[exit 0]"
@@ -131,7 +174,20 @@ def test_handle_runs_each_tool_by_name(
         ),
         pytest.param("add", "{not json", "error: the arguments are not valid JSON", id="bad-json"),
         pytest.param("add", "[1, 2]", "error: the arguments must be a JSON object", id="array"),
-        pytest.param("add", {"z": 1}, "error: the arguments do not fit add:", id="wrong-args"),
+        pytest.param("add", {"z": 1}, "error: ArgumentError: ", id="wrong-args"),
+        pytest.param(
+            "add",
+            {"a": "1"},
+            "error: ArgumentError: a: Input should be a valid integer",
+            id="str-for-int",
+        ),
+        pytest.param(
+            "paint",
+            {"surface": {"width": 1}, "coats": 0},
+            "error: ArgumentError: surface.height: Field required; "
+            "coats: Input should be greater than or equal to 1",
+            id="paint",
+        ),
         pytest.param("add", '{"a": 1}', "3", id="json-string"),
     ],
 )
@@ -161,6 +217,7 @@ def test_ahandle_awaits_async_tools_and_runs_the_others(full_kit: ad.Toolkit) ->
     out = asyncio.run(scenario())
     assert out[:2] == ["42", "3"]
     assert out[2].startswith("error: there is no tool named 'nope'")
-    assert out[3].startswith("error: the arguments do not fit double")
+    assert out[3].startswith("error: ArgumentError: ")
+    assert "m: Extra inputs are not permitted" in out[3] and "n: Field required" in out[3]
     assert full_kit.shown("42") is not None
     assert full_kit.handle("double", {"n": 5}) == "10"  # sync handle runs it too

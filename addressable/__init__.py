@@ -58,7 +58,14 @@ from ._stores import (
 )
 from ._stubs import parse_stub
 from ._summarize import DefaultSummarizer, Summarizer
-from ._tokens import count_tokens, tokens_exact
+from ._tokens import (
+    TokenCounter,
+    TokenEstimateWarning,
+    count_tokens,
+    encoding_for_model,
+    token_counter,
+    tokens_exact,
+)
 from ._toolkit import RecordOptions, Toolkit
 
 __version__ = "0.1.0"
@@ -118,6 +125,8 @@ __all__ = [
     "StoreStats",
     "Summarizer",
     "Task",
+    "TokenCounter",
+    "TokenEstimateWarning",
     "ToolSpec",
     "Toolkit",
     "VerifyReport",
@@ -125,6 +134,7 @@ __all__ = [
     "compact_state",
     "count_tokens",
     "definition",
+    "encoding_for_model",
     "evict",
     "export_bundle",
     "import_bundle",
@@ -133,5 +143,6 @@ __all__ = [
     "parse_stub",
     "state_prompt",
     "state_schema",
+    "token_counter",
     "tokens_exact",
 ]

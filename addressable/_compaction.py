@@ -7,29 +7,56 @@ unknown (its stub would hide that the world may have changed); the newest result
 each key a pending step depends on; what the caller pins; results of `replay_result`;
 small results (a stub would save little); calls still in flight. If the store cannot
 take a result, the original stays: compaction never drops what it could not save.
+
+With `target_tokens` (a low-water mark) it evicts only until the list is that small,
+least needed first: a result a later one superseded (the same key read again, the same
+command run again), then results the agent's latest messages do not use, oldest first;
+the results whose values the latest messages still use go last. Evicting in one batch
+down to a mark well under the trigger keeps the next compaction many turns away, and
+so the prompt cache whole in between.
+
+A stub is a function of the result, of what the conversation showed before it (values
+the task, the agent's words and the calls already show are not repeated) and of the
+id prefix the store gave it: the same result compacted again gives the same bytes.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import re
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from ._errors import AddressableError
-from ._evict import evict
-from ._messages import Conversation, Shape, ToolResult, message_tokens, parse, set_result_text
+from ._errors import AddressableError, ArgumentError
+from ._evict import make_stub
+from ._messages import (
+    Conversation,
+    Shape,
+    ToolResult,
+    message_tokens,
+    parse,
+    said,
+    set_result_text,
+)
 from ._models import Claim, Determinism, Outcome, Record, Reference
 from ._replaytool import NAME as REPLAY_TOOL
-from ._stubs import parse_stub, stub_for
+from ._stubs import parse_stub, short_id
 from ._summarize import DEFAULT_BUDGET, Summarizer
 from ._tokens import count_tokens
 
 if TYPE_CHECKING:
     from ._toolkit import Toolkit
 
-MIN_EVICT_TOKENS = 100  # a result smaller than this stays: its stub would save too little
+MIN_EVICT_TOKENS = 30  # a result smaller than this stays: its stub would save too little
+MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
+RECENT = 3  # the agent's latest messages that say which results are still in use
+_VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
 
 
 class Evicted(BaseModel):
@@ -60,6 +87,7 @@ def compact(
     kit: Toolkit,
     keep_last: int = 3,
     trigger_tokens: int | None = None,
+    target_tokens: int | None = None,
     format: str = "auto",
     budget: int = DEFAULT_BUDGET,
     summarizer: Summarizer | None = None,
@@ -68,20 +96,26 @@ def compact(
     system: str | None = None,
     determinism_of: Mapping[str, Determinism] | None = None,
 ) -> Compaction:
-    """Replace every tool result but the newest `keep_last` with a stub (a Reference or
-    a Claim, see `evict`) that names its id, so that `replay_result` gets it back.
+    """Replace tool results older than the newest `keep_last` with stubs (a Reference
+    or a Claim, see `evict`) that name their id, so that `replay_result` gets them back.
 
     With `trigger_tokens`, nothing is evicted until the list is over that many tokens.
-    `pins` are record or tool-call ids to keep whole; `pending_keys` are keys a pending
-    step depends on (the newest result of each stays). Results the kit did not make are
-    ingested first, keyed by their tool-call id, as Claims unless `determinism_of`
-    names their tool. `system` counts in the tokens. Raises `MalformedMessages` naming
-    the offending message index when the list is not well formed.
+    With `target_tokens`, results are evicted, least needed first, only until the list
+    is at most that many tokens (or nothing is left to evict); without it, every result
+    but the newest `keep_last` is. Each stub takes at most `budget` tokens, and less for
+    a small result. `pins` are record or tool-call ids to keep whole; `pending_keys` are
+    keys a pending step depends on (the newest result of each stays). Results the kit
+    did not make are ingested first, keyed by their tool-call id, as Claims unless
+    `determinism_of` names their tool. `system` counts in the tokens. Raises
+    `MalformedMessages` naming the offending message index when the list is not well
+    formed, and `ArgumentError` for a limit that cannot be obeyed.
     """
+    _check(kit, keep_last, budget, trigger_tokens, target_tokens)
     conversation = parse(messages, format)
     before = message_tokens(messages, system)
     out = copy.deepcopy([dict(m) for m in messages])
-    if trigger_tokens is not None and before <= trigger_tokens:
+    under = [t for t in (trigger_tokens, target_tokens) if t is not None]
+    if under and before <= max(under):
         return Compaction(
             messages=out,
             evicted=[],
@@ -89,21 +123,28 @@ def compact(
             tokens_after=before,
             shape=conversation.shape,
         )
-    plan = _plan(
+    candidates = _candidates(
         conversation,
         kit,
         keep_last,
-        budget,
-        summarizer,
         set(pins),
         set(pending_keys),
         dict(determinism_of or {}),
     )
+    stubs = _stubs(conversation, messages, candidates, kit, budget, summarizer, system)
     evicted = []
-    for result, item, record in plan:
-        stub = stub_for(item, budget)
+    tokens = before
+    for candidate in _least_needed_first(conversation, messages, candidates):
+        if target_tokens is not None and tokens <= target_tokens:
+            break
+        result, record = candidate.result, candidate.record
+        made = stubs.get(result.call_id)
+        if made is None:
+            continue  # the store could not give it back, or the stub would save nothing
+        item, stub = made
         set_result_text(out, result, stub, conversation.shape)
         kit.store.pin(record.id)  # a live stub keeps its record through gc
+        tokens -= count_tokens(result.text) - count_tokens(stub)
         evicted.append(
             Evicted(
                 index=result.index,
@@ -114,6 +155,7 @@ def compact(
                 tokens_after=count_tokens(stub),
             )
         )
+    evicted.sort(key=lambda e: (e.index, e.call_id))
     return Compaction(
         messages=out,
         evicted=evicted,
@@ -123,19 +165,50 @@ def compact(
     )
 
 
-def _plan(
+def _check(kit: Any, keep_last: Any, budget: Any, trigger_tokens: Any, target_tokens: Any) -> None:
+    from ._toolkit import Toolkit
+
+    if not isinstance(kit, Toolkit):
+        raise ArgumentError(
+            f"compact needs kit=ad.Toolkit(store), got {type(kit).__name__}: "
+            "the kit's store holds what the stubs point to"
+        )
+    _count("keep_last", keep_last, 0)
+    _count("budget", budget, MIN_BUDGET)
+    for name, value in (("trigger_tokens", trigger_tokens), ("target_tokens", target_tokens)):
+        if value is not None:
+            _count(name, value, 0)
+
+
+def _count(name: str, value: Any, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{name} must be a whole number, got {value!r}")
+    if value < least:
+        raise ArgumentError(f"{name} must be at least {least}, got {value}")
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    result: ToolResult
+    record: Record
+    superseded: bool  # a later result has its key, or came from the same call again
+
+
+def _candidates(
     conversation: Conversation,
     kit: Toolkit,
     keep_last: int,
-    budget: int,
-    summarizer: Summarizer | None,
     pins: set[str],
     pending_keys: set[str],
     determinism_of: dict[str, Determinism],
-) -> list[tuple[ToolResult, Reference | Claim, Record]]:
+) -> list[_Candidate]:
     results = conversation.results
     older = results[: max(0, len(results) - keep_last)]
-    candidates: list[tuple[ToolResult, Record]] = []
+    last_of: dict[str, int] = {}  # the newest result of each call (tool and arguments)
+    for result in results:
+        call = conversation.calls[result.call_id]
+        last_of[_signature(call.name, call.arguments)] = result.index
+    found: list[tuple[ToolResult, Record, str]] = []
     for result in older:
         call = conversation.calls[result.call_id]
         if (
@@ -157,30 +230,131 @@ def _plan(
             continue  # the store could not take it: the original stays
         if record.id in pins or _unsettled(kit, record):
             continue
-        candidates.append((result, record))
-    # The newest result of each key a pending step depends on stays whole.
-    newest: dict[str, int] = {}
-    for position, (_, record) in enumerate(candidates):
+        found.append((result, record, _signature(call.name, call.arguments)))
+    last_key: dict[str, int] = {}  # the newest candidate of each key
+    pending: dict[str, str] = {}  # the newest candidate of each key a pending step needs
+    for result, record, _ in found:
+        if record.key and not record.key.startswith("call:"):
+            last_key[record.key] = result.index
         if record.key in pending_keys:
-            newest[record.key] = position
-    keep = set(newest.values())
-    plan = []
-    for position, (result, record) in enumerate(candidates):
-        if position in keep:
+            pending[record.key] = result.call_id
+    return [
+        _Candidate(
+            result,
+            record,
+            last_of[signature] > result.index or last_key.get(str(record.key), -1) > result.index,
+        )
+        for result, record, signature in found
+        if result.call_id not in pending.values()  # it stays whole
+    ]
+
+
+def _least_needed_first(
+    conversation: Conversation,
+    messages: Sequence[Mapping[str, Any]],
+    candidates: list[_Candidate],
+) -> list[_Candidate]:
+    """Superseded results first, oldest first; then the others by how many of their
+    values the agent's latest messages use (none first), oldest first."""
+    recent = "\n".join(
+        said(m, conversation.shape)
+        for m in [m for m in messages if m.get("role") == "assistant"][-RECENT:]
+    )
+    task = next((said(m, conversation.shape) for m in messages if m.get("role") == "user"), "")
+
+    def rank(candidate: _Candidate) -> tuple[int, int, int]:
+        index = candidate.result.index
+        if candidate.superseded:
+            return (0, 0, index)
+        values = set(_VALUE.findall(candidate.result.text))
+        return (1, sum(1 for v in values if v in recent and v not in task), index)
+
+    return sorted(candidates, key=rank)
+
+
+def _stubs(
+    conversation: Conversation,
+    messages: Sequence[Mapping[str, Any]],
+    candidates: list[_Candidate],
+    kit: Toolkit,
+    budget: int,
+    summarizer: Summarizer | None,
+    system: str | None,
+) -> dict[str, tuple[Reference | Claim, str]]:
+    """The stub of every candidate, by tool-call id, made oldest first.
+
+    What a stub leaves out is what stays in sight without it: the values the list shows
+    outside tool results (the task, the agent's words, the calls' arguments) and in the
+    stubs of the results before it (those already in the list, and those the candidates
+    before it get). Compaction never rewrites either. A stub, once made, is remembered
+    (by the kit, for the same result at the same place of the same conversation), so
+    that compacting the list again later gives the same bytes, whatever the agent has
+    said since."""
+    said_text = "\n".join([system or "", *(said(m, conversation.shape) for m in messages)])
+    made = _made_by(kit)
+    by_call = {c.result.call_id: c for c in candidates}
+    before: list[str] = []  # the stubs of the results before the one at hand
+    prefix = hashlib.blake2b(digest_size=16)  # the conversation up to the result at hand
+    stubs: dict[str, tuple[Reference | Claim, str]] = {}
+    at = 0
+    for result in conversation.results:
+        for message in messages[at : result.index + 1]:
+            prefix.update(said(message, conversation.shape).encode("utf-8", "replace"))
+        at = result.index + 1
+        if parse_stub(result.text) is not None:
+            before.append(result.text)
             continue
-        try:
-            item = evict(
-                record,
-                store=kit.store,
-                summarizer=summarizer,
-                budget=budget,
-                tokens=count_tokens(result.text),
-                label=False,  # the call that asked it stands right before its stub
-            )
-        except AddressableError:
+        candidate = by_call.get(result.call_id)
+        if candidate is None:
             continue
-        plan.append((result, item, record))
-    return plan
+        memo = (candidate.record.id, result.call_id, budget, prefix.hexdigest())
+        stub = made.get(memo) if summarizer is None else None
+        if stub is None:
+            try:
+                stub = make_stub(
+                    candidate.record,
+                    store=kit.store,
+                    summarizer=summarizer,
+                    budget=budget,
+                    tokens=count_tokens(result.text),
+                    label=False,  # the call that asked it stands right before its stub
+                    known="\n".join([said_text, *before]),
+                    short_id=short_id(kit.store, candidate.record.id),
+                    superseded=candidate.superseded,
+                )
+            except AddressableError:
+                continue  # the store could not give it back: the original stays
+            if summarizer is None:
+                _remember(made, memo, stub)
+        if count_tokens(stub[1]) >= count_tokens(result.text):
+            continue  # it would save nothing: the original stays
+        stubs[result.call_id] = stub
+        before.append(stub[1])
+    return stubs
+
+
+_MADE: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, int, str], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+MADE_KEPT = 20_000  # stubs a kit remembers
+
+
+def _made_by(kit: Toolkit) -> dict[tuple[str, str, int, str], tuple[Reference | Claim, str]]:
+    return _MADE.setdefault(kit, {})
+
+
+def _remember(
+    made: dict[tuple[str, str, int, str], tuple[Reference | Claim, str]],
+    key: tuple[str, str, int, str],
+    stub: tuple[Reference | Claim, str],
+) -> None:
+    if len(made) >= MADE_KEPT:
+        del made[next(iter(made))]  # the oldest
+    made[key] = stub
+
+
+def _signature(tool: str, arguments: Mapping[str, Any]) -> str:
+    return json.dumps([tool, arguments], sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _record_of(

@@ -8,8 +8,8 @@ import json
 from ._models import Claim, Determinism, Record, Reference
 from ._payload import decode_text
 from ._stores import Store
-from ._stubs import stub_for
-from ._summarize import DEFAULT_BUDGET, DefaultSummarizer, Summarizer, fit
+from ._stubs import SHORT_ID, stub_for
+from ._summarize import DEFAULT_BUDGET, DefaultSummarizer, Summarizer, stub_budget
 from ._tokens import count_tokens
 
 
@@ -21,20 +21,52 @@ def evict(
     budget: int = DEFAULT_BUDGET,
     tokens: int | None = None,
     label: bool = True,
+    known: str = "",
 ) -> Reference | Claim:
     """A `Reference` for a deterministic result (its key replays it: the stub keeps the
     key and a one-line gist), else a `Claim` (what it established, extracted now, since
-    running it again would not give the same answer). The whole stub stays within
-    `budget` tokens. `tokens` is what the model was shown of it, when that differs from
-    the payload (a page shown as readable text); by default the payload's count. With
-    `label=False` a Claim does not repeat what was asked (the query, the command): for
-    stubs that stand right after the call that asked it."""
+    running it again would not give the same answer).
+
+    The stub scales with what it replaces: it takes a share of the result's tokens
+    (`stub_budget`), never more than `budget` tokens in all; a search keeps at least its
+    query and its first hits' URLs. `tokens` is what the model was shown of it, when that
+    differs from the payload (a page shown as readable text); by default the payload's
+    count. With `label=False` a Claim does not repeat what was asked (the query, the
+    command): for stubs that stand right after the call that asked it. `known` is text
+    the conversation already shows; the default summariser does not repeat its values."""
+    return make_stub(
+        record,
+        store=store,
+        summarizer=summarizer,
+        budget=budget,
+        tokens=tokens,
+        label=label,
+        known=known,
+    )[0]
+
+
+def make_stub(
+    record: Record,
+    *,
+    store: Store,
+    summarizer: Summarizer | None = None,
+    budget: int = DEFAULT_BUDGET,
+    tokens: int | None = None,
+    label: bool = True,
+    known: str = "",
+    short_id: str | None = None,
+    superseded: bool = False,
+) -> tuple[Reference | Claim, str]:
+    """`evict`, and the stub line it makes (showing `short_id`, when given)."""
     payload = store.read(record)
-    tokens = tokens if tokens is not None else record.tokens
+    if tokens is None:
+        tokens = record.tokens
     if tokens is None:
         tokens = count_tokens(decode_text(payload, record.media_type))
         store.set_tokens(record.content_hash, tokens)
-    summarize = summarizer or DefaultSummarizer()
+    summarize = summarizer or DefaultSummarizer(known, tokens)
+    shown_id = short_id or record.id[:SHORT_ID]
+    show_key = label or not _asked_with(record, record.key)
     if record.determinism is Determinism.DETERMINISTIC:
         skeleton: Reference | Claim = Reference(
             id=record.id,
@@ -52,25 +84,44 @@ def evict(
             label=_label(record) if label else "",
             observed_at=record.observed_at,
         )
-    room = max(8, budget - count_tokens(stub_for(skeleton, budget)))
-    gist = fit([summarize(record, payload, room)], room)
+    # The default summariser scales its gist itself (with the result and with the
+    # values it carries); another gets a share of the result's tokens.
+    room = budget if summarizer is None else stub_budget(tokens, budget) + _head(skeleton)
+
+    def line(item: Reference | Claim) -> str:
+        return stub_for(item, room, id=shown_id, key=show_key)
+
+    left = room - count_tokens(line(skeleton))
+    if superseded:  # what a later result of the same call or key says instead
+        gist = "read again later" if isinstance(skeleton, Reference) else "run again later"
+    else:
+        gist = " ".join(summarize(record, payload, left).split()) if left > 0 else ""
     if record.outcome is not None:
         gist = f"{record.outcome.value}: {gist}" if gist else record.outcome.value
     field = "gist" if isinstance(skeleton, Reference) else "text"
     item = skeleton.model_copy(update={field: gist})
-    # The whole stub must fit: shorten the gist from its end until it does.
-    while gist and count_tokens(stub_for(item, budget)) > budget:
+    # The whole stub must fit: leave out the gist's last parts until it does.
+    while gist and count_tokens(line(item)) > room:
         gist = _shorter(gist)
         item = skeleton.model_copy(update={field: gist})
-    return item
+    return item, line(item)
+
+
+def _head(item: Reference | Claim) -> int:
+    return count_tokens(stub_for(item, id=item.id[:SHORT_ID]))
 
 
 def _shorter(text: str) -> str:
     """`text` less its last part ("; "-separated), or else its last word."""
-    for sep in ("; ", ", ", " "):
+    for sep in ("; ", " "):
         if sep in text:
             return text.rsplit(sep, 1)[0].rstrip(" ;,")
     return ""
+
+
+def _asked_with(record: Record, key: str | None) -> bool:
+    """Whether the call's arguments show `key` whole (a fetch's URL)."""
+    return bool(key) and any(v == key for v in record.args.values() if isinstance(v, str))
 
 
 def _label(record: Record) -> str:

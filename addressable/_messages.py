@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._errors import AddressableError
+from ._errors import AddressableError, ArgumentError
 from ._tokens import count_tokens
 
 Shape = Literal["anthropic", "openai", "flat", "openai-responses"]
@@ -136,7 +136,7 @@ def parse(messages: Sequence[Mapping[str, Any]], shape: str = "auto") -> Convers
 
 def _shape(shape: str) -> Shape:
     if shape not in SHAPES:
-        raise ValueError(f"unknown message shape {shape!r}: use auto or one of {SHAPES}")
+        raise ArgumentError(f"unknown message shape {shape!r}: use auto or one of {SHAPES}")
     return shape
 
 
@@ -287,6 +287,24 @@ def message_tokens(messages: Sequence[Mapping[str, Any]], system: str | None = N
     for message in messages:
         total += MESSAGE_OVERHEAD + count_tokens(_all_text(message))
     return total
+
+
+def said(message: Mapping[str, Any], shape: Shape) -> str:
+    """The text of a message that is not a tool result: what the user, the system or
+    the agent wrote, tool calls and their arguments included. Compaction never
+    rewrites it."""
+    if shape == "anthropic":
+        content = message.get("content")
+        if isinstance(content, list):
+            return "\n".join(
+                _all_text(block)
+                for block in content
+                if not (isinstance(block, Mapping) and block.get("type") == "tool_result")
+            )
+        return _all_text(message)
+    if shape == "openai-responses":
+        return "" if message.get("type") == "function_call_output" else _all_text(message)
+    return "" if message.get("role") == "tool" else _all_text(message)
 
 
 def _all_text(value: Any) -> str:

@@ -6,18 +6,21 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ._errors import AmbiguousId, BadId, Expired, IntegrityError, NotFound
+from ._stubs import prefix_mark
 from ._tokens import count_tokens
 from .ids import ID_LENGTH
 
 if TYPE_CHECKING:
+    from ._models import Result
     from ._toolkit import Toolkit
 
 NAME = "replay_result"
 CONTEXT_LINES = 2  # lines shown around each match of `pattern`
 
 DESCRIPTION = (
-    "Get back the exact content of an earlier tool result that was replaced by a stub, "
-    "by the id the stub shows. Without other arguments it returns the whole content; "
+    "Get back the exact content of an earlier tool result that was replaced by a stub "
+    "(a line that starts [ref:ID or [claim:ID), by the ID the stub shows. "
+    "Without other arguments it returns the whole content; "
     "start_line/end_line take a range of lines, pattern takes the matching lines with "
     "some context, max_tokens caps the length."
 )
@@ -25,7 +28,10 @@ DESCRIPTION = (
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "id": {"type": "string", "description": "the result id from the stub (16 hex characters)"},
+        "id": {
+            "type": "string",
+            "description": "the result id from the stub (8 to 16 hex characters)",
+        },
         "start_line": {"type": "integer", "description": "first line to return, from 1"},
         "end_line": {"type": "integer", "description": "last line to return, inclusive"},
         "pattern": {
@@ -56,7 +62,7 @@ class ReplayTool:
                 'e.g. replay_result(id="0123456789abcdef")'
             )
         try:
-            result = self._kit.replay(raw_id)
+            result = self._replay(raw_id)
         except BadId as exc:
             return f"error: {exc}. Ask again with the id exactly as the stub shows it."
         except AmbiguousId as exc:
@@ -77,6 +83,18 @@ class ReplayTool:
                 f"{result.record.media_type}; it cannot be shown as text]"
             )
         return _select(self._kit.render(result), arguments)
+
+    def _replay(self, raw_id: str) -> Result:
+        """The result an id or prefix names; a prefix that a later record made
+        ambiguous still names the record whose stub showed it."""
+        try:
+            return self._kit.replay(raw_id)
+        except AmbiguousId:
+            prefix = raw_id.strip().lower()
+            owner = self._kit.store.shown(prefix_mark(prefix))
+            if owner is None or not owner.startswith(prefix):
+                raise
+            return self._kit.replay(owner)
 
     def _not_found(self, text: str) -> str:
         close = _closest(text, (r.id for r in self._kit.store.records()))

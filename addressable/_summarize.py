@@ -2,12 +2,20 @@
 
 Agents reuse what they first saw inside a result (a path from a grep, a reservation id
 from a lookup, a URL from a search), so a stub keeps those: identifiers first, then as
-much of the rest as the token budget allows.
+much of the rest as the token budget allows. A gist is made of whole parts (a sentence,
+a value, a line): a part that does not fit is left out, never cut, so that no gist ends
+in a broken fragment.
 
-- search: the number of hits and their titles and URLs; no hits is a negative finding
-- a page: its title and its first meaningful sentence
-- command output: the exit code, the paths and identifiers it names, its last line
-- JSON (API responses, tool calls): the identifying fields of the resources it holds
+- search: the query, then the URL (and the title, where there is room) of the hits in
+  rank order, at least the first three; no hits is a negative finding
+- a page: its title and its first sentence, then the links and names it holds
+- command output: the exit code, the paths and identifiers it names, and its last line
+  when that says how it ended (an error, a test summary)
+- JSON (API responses, tool calls): the identifying fields of the resources it holds:
+  ids and codes first, then dates, amounts, names and statuses
+
+Values the conversation already shows (`known`: the task, the agent's own words, the
+call's arguments) are not repeated: the stub's room goes to what would otherwise be lost.
 """
 
 from __future__ import annotations
@@ -16,14 +24,32 @@ import bisect
 import html
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urljoin
 
 from ._models import Record, Status
 from ._payload import decode_text
 from ._tokens import count_tokens
 
-DEFAULT_BUDGET = 60  # tokens a whole stub may take
+DEFAULT_BUDGET = 120  # tokens a whole stub may take, at most
+STUB_SHARE = 0.02  # besides its essential values, a gist takes this share of the result...
+PAGE_SHARE = 0.01  # ...of a page (pages are long, and their links are many)...
+GIST_FLOOR = 12  # ...and never less than this many tokens (a JSON document: none)
+SEARCH_HITS = 3  # hits of a search whose URL a stub always keeps
+NAMED = 8  # names of definitions, failures and paths an output's stub always keeps
+
+
+def stub_budget(tokens: int, cap: int = DEFAULT_BUDGET) -> int:
+    """How many tokens the gist of a result of `tokens` tokens may take when a
+    summariser other than the default one writes it: a share of what it replaces, so
+    that a small result gets a small stub, within `cap`."""
+    return max(1, min(cap, max(GIST_FLOOR, round(tokens * STUB_SHARE))))
+
+
+def _cost(part: Part) -> int:
+    return count_tokens((part.text() if isinstance(part, Items) else part) + "; ")
 
 
 class Summarizer(Protocol):
@@ -33,6 +59,22 @@ class Summarizer(Protocol):
     def __call__(self, record: Record, payload: bytes, budget: int) -> str: ...
 
 
+@dataclass(frozen=True)
+class Items:
+    """A part that is a list: `head` then values joined by `sep`. When it does not fit,
+    it loses values from its end (never fewer than `least`) rather than being cut."""
+
+    head: str
+    values: Sequence[str]
+    sep: str = ","
+    least: int = 1
+
+    def text(self, n: int | None = None) -> str:
+        return self.head + self.sep.join(self.values[: len(self.values) if n is None else n])
+
+
+Part = str | Items
+
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
 _PATH = re.compile(
     r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.@+-]+/)+[\w.@+-]+(?::\d+)?|"
@@ -40,21 +82,34 @@ _PATH = re.compile(
     r"rb|php|md|rst|txt|json|ya?ml|toml|cfg|ini|html?|css|sql|sh|lock|xml|csv)"
     r"(?::\d+)?\b"
 )
-# Words that look made up: snake_case, CamelCase, dotted names, or letters and digits mixed
-# (booking codes, flight numbers, hashes).
+# Words that look made up: snake_case, CamelCase, dotted names, dunders, or letters and
+# digits mixed (booking codes, flight numbers, hashes), dates.
 _IDENT = re.compile(
-    r"\b(?:[A-Za-z_][A-Za-z0-9]*_[A-Za-z0-9_]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|"
-    r"[a-z]+[A-Z][A-Za-z0-9]*|(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])"
-    r"[A-Za-z0-9]{5,}|[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*){1,})\b"
+    r"(?<!\w)(?:_*[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|__\w+__|_[A-Za-z]\w*|"
+    r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z0-9]*|"
+    r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{5,}|"
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\d{4}-\d\d-\d\d)(?![\w])"
 )
+# A line that says what failed: a test, an error.
+_FAILING = re.compile(
+    r"^[ \t]*(?:FAIL|ERROR|FAILED|ERRORS?)\b[: \t].*$|^[ \t]*[\w.]*(?:Error|Exception)\b:.*$",
+    re.M,
+)
+_DUNDER = re.compile(r"__[A-Za-z]\w*__")
+_CAMEL = re.compile(r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\[(?:\d+;)*\d+m")  # colours, also with their ESC lost
+_NOT_A_NAME = re.compile(r"_+|0x[0-9a-fA-F]+|[0-9a-f]{7,}")  # rules, addresses, hashes
+_RULE = re.compile(r"[=\-_*#~]{4,}")  # a ruled line's decoration
 # A value that names one thing: letters and digits together (booking codes, user ids).
 _ID_VALUE = re.compile(r"(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[\w.-]{5,}")
+_ID_FIELD = re.compile(r"(^|_)(id|ids|code|number|no|key|sku)$", re.I)
 _KEY_FIELDS = re.compile(
     r"(^|_)(id|ids|code|number|no|name|title|email|status|state|amount|"
-    r"price|total|balance|date|time|url|path|type|origin|destination|"
+    r"price|total|balance|date|time|url|path|type|origin|destination|dob|"
     r"flight|reservation|order|invoice|user|account|sku|key)$",
     re.I,
 )
+_DATE = re.compile(r"\d{4}-\d\d-\d\d")
 _TAG = re.compile(r"<[^>]+>")
 _BLOCK = re.compile(
     r"</?(?:p|div|h[1-6]|li|br|tr|td|th|dt|dd|pre|section|article|header|"
@@ -63,142 +118,318 @@ _BLOCK = re.compile(
 )
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 _SKIPPED = re.compile(r"<(script|style|head|nav|noscript)\b.*?</\1>", re.I | re.S)
-_SENTENCE = re.compile(r"[^.!?\n]{20,}?[.!?](?=\s|$)")
+_HREF = re.compile(r"""href\s*=\s*["']([^"'#][^"']*)["']""", re.I)
+_SENTENCE = re.compile(r"[A-Z][^.!?\n]{15,}?[.!?](?=\s|$)")
+# The last line of an output is kept when it says how the command ended.
+_ENDING = re.compile(
+    r"error|exception|traceback|fail|passed|\bok\b|warning|denied|not found|no such|"
+    r"invalid|refused|timed? ?out|killed|abort|success|done|finished|\d+ (?:tests?|items?)",
+    re.I,
+)
+MAX_VALUE = 48  # characters: a longer value is prose, not something a call passes back
 
 
 class DefaultSummarizer:
-    """The summariser used when none is given; see the module docstring."""
+    """The summariser used when none is given; see the module docstring.
+
+    It scales what it keeps with the result: the room its essential values need (a
+    JSON document's ids, codes and dates; the names of what failed; a page's title; a
+    search's query and first hits), and for the rest a share of the result's tokens
+    (`tokens`, what the model was shown; by default the payload's count), at least
+    `GIST_FLOOR`; all within the `budget` it is given. `known` is text the conversation
+    already shows: values in it are not repeated."""
+
+    def __init__(self, known: str = "", tokens: int | None = None) -> None:
+        self.known = known
+        self.tokens = tokens
 
     def __call__(self, record: Record, payload: bytes, budget: int) -> str:
         text = decode_text(payload, record.media_type)
-        if record.status is Status.ERROR:
-            first = (record.error or text).strip().splitlines()
-            return fit([f"error: {first[0] if first else 'failed'}"], budget)
+        size = self.tokens if self.tokens is not None else count_tokens(text)
         data = _json(text)
-        if record.tool == "search" and isinstance(data, dict) and "hits" in data:
-            return _search(data, budget)
-        if _looks_like_html(record.media_type, text):
-            return _page(text, budget)
-        if data is not None and not isinstance(data, str | int | float | bool):
-            return _json_gist(data, budget)
-        return _output(record, text, budget)
+        page = _looks_like_html(record.media_type, text)
+        share = round(size * (PAGE_SHARE if page else STUB_SHARE))
+        ok = record.status is not Status.ERROR
+        if ok and record.tool == "search" and isinstance(data, dict) and "hits" in data:
+            # Its query and first URLs, and a share of the result for titles and more hits.
+            return _search(data, min(budget, search_floor(data) + share))
+        # A document's ids are what its stub carries: the rest gets no floor of room.
+        spare = max(0 if ok and _is_document(data) else GIST_FLOOR, share)
+        if not ok:
+            essential, rest = self._error(record, text)
+        elif page:
+            essential, rest = self._page(text, _url_of(record), spare)
+        elif _is_document(data):
+            essential, rest = self._json(data)
+        else:
+            essential, rest = self._output(record, text, size)
+        room = sum(_cost(part) for part in essential) + spare
+        return fit([*essential, *rest], min(budget, room))
+
+    # -- the kinds ---------------------------------------------------------------------
+
+    def _error(self, record: Record, text: str) -> tuple[list[Part], list[Part]]:
+        lines = [line.strip() for line in (record.error or text).strip().splitlines()]
+        first = next((line for line in lines if line), "failed")
+        if not first.lower().startswith("error"):
+            first = f"error: {first}"
+        names = self._names(text, limit=24)
+        return [first], [Items("", names, " ")] if names else []
+
+    def _page(self, text: str, base: str, spare: int) -> tuple[list[Part], list[Part]]:
+        match = _TITLE.search(text)
+        title = " ".join(html.unescape(_TAG.sub("", match[1])).split()) if match else ""
+        body_html = _SKIPPED.sub(" ", text)
+        blocks = _BLOCK.sub("\n", body_html)
+        lines = (
+            " ".join(line.split()) for line in html.unescape(_TAG.sub(" ", blocks)).splitlines()
+        )
+        body = "\n".join(line for line in lines if line)
+        sentence = next(
+            (
+                s.strip()
+                for s in _SENTENCE.findall(body)
+                if s.strip() != title and len(s.split()) >= 4
+            ),
+            "",
+        )
+        # The title and the first sentence together, or the title alone when the
+        # sentence would take more than half the room left for the rest.
+        head = f'"{title}"' if title else ""
+        if sentence and count_tokens(f"{head}: {sentence}") - _cost(head) <= spare // 2:
+            head = f"{head}: {sentence}" if head else sentence
+        links = [u for u in _links(body_html, base) if self._new(u)]
+        names = [n for n in self._names(body, limit=24) if not n.startswith("file:")]
+        rest: list[Part] = []
+        if links:
+            rest.append(Items("links: ", links[:12], " "))
+        if names:
+            rest.append(Items("", names, " "))
+        return [head] if head else [], rest
+
+    def _json(self, data: Any) -> tuple[list[Part], list[Part]]:
+        groups: dict[str, list[str]] = {}
+        rank: dict[str, int] = {}
+        for path, value in _leaves(data):
+            if value in ("", None) or isinstance(value, bool):
+                continue
+            name = _field(path)
+            shown = value if isinstance(value, str) else json.dumps(value)
+            if len(shown) > MAX_VALUE or "\n" in shown:
+                continue
+            values = groups.setdefault(name, [])
+            if shown not in values:
+                values.append(shown)
+            rank[name] = min(rank.get(name, 3), _priority(name, value))
+        essential: list[Part] = [f"{len(data)} items"] if isinstance(data, list) else []
+        rest: list[Part] = []
+        for name, values in sorted(groups.items(), key=lambda item: rank[item[0]]):
+            fresh = [v for v in values if not (len(v) >= 6 and v in self.known)]
+            if not fresh or (rank[name] == 2 and len(fresh) < len(values)):
+                continue
+            (essential if rank[name] == 0 else rest).append(Items(f"{name}=", fresh))
+        return essential, rest
+
+    def _output(self, record: Record, text: str, size: int) -> tuple[list[Part], list[Part]]:
+        exit_code = record.meta.get("exit_code")
+        if not isinstance(exit_code, int) and (m := _RETURN_CODE.search(text)):
+            exit_code = int(m[1] or m[2])
+        body = _ANSI.sub("", _RETURN_CODE.sub("", text))
+        lines = [
+            line.strip() for line in body.splitlines() if line.strip() and not _WRAPPER.match(line)
+        ]
+        head: list[Part] = [f"exit {exit_code}"] if isinstance(exit_code, int) else []
+        if not lines:
+            return [*head, "no output"], []
+        last = _RULE.sub(" ", lines[-1]).strip()
+        names = self._names(body)
+        if len(lines) == 1 and len(last) <= 160:
+            rest = [n for n in names if n not in last]
+            return [*(head if exit_code else []), last], [Items("", rest, " ")] if rest else []
+        ending = len(last) <= 160 and (bool(_ENDING.search(last)) or exit_code not in (None, 0))
+        essential: list[Part] = [*head, *([f"last: {last}"] if ending else [])]
+        # The names of what failed (tests, errors) are what a next step acts on.
+        failing = [n for n in self._failing(body) if n not in last][:NAMED]
+        # An output that is a list of paths (find, grep -l, ls): its paths are its values.
+        listed = [p for p in lines if _PATH.fullmatch(p) and self._new(p)]
+        if len(listed) * 2 >= len(lines):
+            room = max(GIST_FLOOR, size // 3)  # a third of the list at most
+            for path in listed:
+                room -= count_tokens(f" {path}")
+                if room < 0:
+                    break
+                if path not in failing:
+                    failing.append(path)
+        if failing:
+            essential.append(Items("", failing, " "))
+        rest = [n for n in names if n not in failing and not (ending and n in last)]
+        if exit_code == 0 and (len(essential) > 1 or rest):
+            essential = essential[1:]  # "exit 0": success goes without saying
+        return essential, [Items("", rest, " ")] if rest else []
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _new(self, value: str) -> bool:
+        return value not in self.known
+
+    def _names(self, text: str, limit: int = 200) -> list[str]:
+        """Identifiers in `text` the conversation does not show yet, most telling
+        first: dunders and CamelCase names (classes, exceptions), then paths and dotted
+        names, then the rest; each group in order of first appearance. A name that
+        another one holds whole (a file in its path) is left to that one."""
+        found = [n for n in _identifiers(text) if self._new(n)][: limit * 2]
+        whole = [n for n in found if not any(n != other and n in other for other in found)]
+        return sorted(whole, key=_telling)[:limit]
+
+    def _failing(self, text: str) -> list[str]:
+        """The names on lines that say what failed: a failing test, an error."""
+        names: list[str] = []
+        for match in _FAILING.finditer(text):
+            for name in _identifiers(match[0]):
+                if name not in names and self._new(name):
+                    names.append(name)
+        return names
 
 
-def fit(parts: Iterable[str], budget: int, sep: str = "; ") -> str:
-    """Join `parts`, in order, within `budget` tokens: a part that does not fit is
-    shortened (a list "a,b,c" loses its last items) or left out, and later, smaller
-    parts still get their chance."""
-    kept: list[str] = []
-    used = 0
-    for part in parts:
-        part = part.strip()
-        if not part:
-            continue
-        cost = count_tokens(part + sep)
-        while used + cost > budget and "," in part:
-            part = part.rsplit(",", 1)[0]
-            cost = count_tokens(part + sep)
-        if used + cost > budget:
-            if not kept and used == 0:  # not even one part fits: take the start of it
-                kept.append(_truncate(part, budget))
-                used = budget
-            continue
-        kept.append(part)
-        used += cost
-    return sep.join(kept)
-
-
-def _truncate(text: str, budget: int) -> str:
-    words = text.split()
-    while words and count_tokens(" ".join(words) + "…") > budget:
-        words = words[: max(1, len(words) * 3 // 4)] if len(words) > 4 else words[:-1]
-    return " ".join(words) + "…" if words else ""
-
-
-def _search(data: dict[str, Any], budget: int) -> str:
-    hits = data.get("hits") or []
-    if not hits:
-        return f"no hits for {data.get('query', '')!r} ({data.get('backend', '?')}): none found"
-    # URLs first: a later step fetches them; titles only where room is left.
-    parts = [f"{len(hits)} hits", *(str(h.get("url", "")) for h in hits)]
-    parts += [str(h.get("title", "")).strip() for h in hits]
-    return fit(parts, budget)
-
-
-def _page(text: str, budget: int) -> str:
-    match = _TITLE.search(text)
-    title = " ".join(html.unescape(_TAG.sub("", match[1])).split()) if match else ""
-    blocks = _BLOCK.sub("\n", _SKIPPED.sub(" ", text))
-    lines = (" ".join(line.split()) for line in html.unescape(_TAG.sub(" ", blocks)).splitlines())
-    body = "\n".join(line for line in lines if line)
-    sentence = next(
-        (s.strip() for s in _SENTENCE.findall(body) if s.strip() != title and len(s.split()) >= 4),
-        body[:200],
-    )
-    # Title and first sentence as one part: cut short rather than left out.
-    head = f'"{title}": {sentence}' if title else sentence
-    return fit([head, *list(_identifiers(body))[:20]], budget)
+def _telling(name: str) -> int:
+    if _DUNDER.fullmatch(name) or _CAMEL.fullmatch(name):
+        return 0
+    if "/" in name or "." in name:
+        return 1
+    if "_" in name or not name.isalnum():
+        return 2
+    return 3  # letters and digits mixed: in an output, more often a hash or a version
 
 
 _WRAPPER = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")  # a line that is only a tag
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^\[exit (-?\d+)\]$", re.M)
 
 
-def _output(record: Record, text: str, budget: int) -> str:
-    exit_code = record.meta.get("exit_code")
-    if not isinstance(exit_code, int) and (m := _RETURN_CODE.search(text)):
-        exit_code = int(m[1] or m[2])
-    body = _RETURN_CODE.sub("", text)
-    lines = [
-        line.strip() for line in body.splitlines() if line.strip() and not _WRAPPER.match(line)
-    ]
-    head = [f"exit {exit_code}"] if isinstance(exit_code, int) else []
-    if not lines:
-        return fit([*head, "no output"], budget)
-    tail = f"last: {lines[-1][:120]}"
-    # How it ended and the identifiers it names (what a next step reuses) come first;
-    # the last line fills what room is left.
-    found = list(_identifiers(body))
-    fixed = count_tokens("; ".join([*head, "", tail]))
-    middle = fit(found, budget - fixed, sep=", ") if budget - fixed > 4 else ""
-    if not middle:
-        return fit([*head, *found, tail], budget)
-    return (
-        "; ".join([*head, middle, tail])
-        if count_tokens("; ".join([*head, middle, tail])) <= budget
-        else fit([*head, middle], budget)
-    )
-
-
-def _json_gist(data: Any, budget: int) -> str:
-    groups: dict[str, list[str]] = {}
-    rank: dict[str, int] = {}
-    for path, value in _leaves(data):
-        if value in ("", None) or isinstance(value, bool):
+def fit(parts: Iterable[Part], budget: int, sep: str = "; ") -> str:
+    """Join `parts`, in order, within `budget` tokens. A part that does not fit is left
+    out (an `Items` part first loses values from its end), and later, smaller parts
+    still get their chance: no part is ever cut in the middle."""
+    kept: list[str] = []
+    used = 0
+    for part in parts:
+        if isinstance(part, Items):
+            values = list(part.values)
+            n = len(values)
+            text = part.text(n)
+            cost = count_tokens(text + sep)
+            if used + cost > budget and n > part.least:
+                # Drop values from the end: estimate, then step until it fits.
+                n = max(part.least, min(n - 1, int(n * (budget - used) / max(1, cost))))
+                text = part.text(n)
+                cost = count_tokens(text + sep)
+                while used + cost > budget and n > part.least:
+                    n -= 1
+                    text = part.text(n)
+                    cost = count_tokens(text + sep)
+            if not values or not text.strip():
+                continue
+        else:
+            text = part.strip()
+            if not text:
+                continue
+            cost = count_tokens(text + sep)
+        if used + cost > budget:
             continue
-        name = re.sub(r"\[\d+\]", "", path.rsplit(".", 1)[-1])
-        shown = _scalar(value)
-        values = groups.setdefault(name, [])
-        if shown not in values:
-            values.append(shown)
-        rank[name] = min(rank.get(name, 3), _priority(name, value))
-    parts = [
-        f"{name}={','.join(values[:8])}"
-        for name, values in sorted(groups.items(), key=lambda item: rank[item[0]])
-    ]
-    if isinstance(data, list):
-        parts.insert(0, f"{len(data)} items")
-    return fit(parts, budget, sep="; ")
+        kept.append(text)
+        used += cost
+    joined = ""
+    for text in kept:
+        # After a sentence that ends with its own stop, a space is enough.
+        joined += (" " if joined.endswith((".", "!", "?")) else sep) + text if joined else text
+    return joined
+
+
+def _search(data: dict[str, Any], budget: int) -> str:
+    """The query, then the hits in rank order: the first `SEARCH_HITS` URLs always,
+    their titles where there is room (best hit first), then more hits while room is
+    left. No hits is a negative finding: it says so."""
+    query = json.dumps(str(data.get("query", "")), ensure_ascii=False)
+    hits = [h for h in data.get("hits") or [] if isinstance(h, dict)]
+    if not hits:
+        return f"no hits for {query} ({data.get('backend', '?')})"
+    urls = [str(h.get("url", "")).strip() for h in hits]
+    titles = [" ".join(str(h.get("title", "")).split()) for h in hits]
+
+    def line(shown: int, titled: int) -> str:
+        parts = [
+            f"{titles[i]} <{urls[i]}>" if i < titled and titles[i] else urls[i]
+            for i in range(shown)
+        ]
+        return f"{query}, {len(hits)} hits: " + "; ".join(parts)
+
+    least = min(SEARCH_HITS, len(hits))
+    best = line(least, 0)
+    titled = 0
+    while titled < least and count_tokens(line(least, titled + 1)) <= budget:
+        titled += 1
+        best = line(least, titled)
+    shown = least
+    while titled == least and shown < len(hits):
+        more = line(shown + 1, titled) if count_tokens(line(shown + 1, titled)) <= budget else ""
+        if not more:
+            break
+        shown += 1
+        best = more
+    return best
+
+
+def search_floor(data: Any) -> int:
+    """Tokens a search's claim needs at least: its query and the first hits' URLs."""
+    if not isinstance(data, dict):
+        return 0
+    hits = [h for h in data.get("hits") or [] if isinstance(h, dict)][:SEARCH_HITS]
+    query = json.dumps(str(data.get("query", "")), ensure_ascii=False)
+    return count_tokens(f"{query}, 10 hits: " + "; ".join(str(h.get("url", "")) for h in hits))
+
+
+def _is_document(data: Any) -> bool:
+    return data is not None and not isinstance(data, str | int | float | bool)
+
+
+def _url_of(record: Record) -> str:
+    url = record.args.get("url")
+    return url if isinstance(url, str) else ""
+
+
+def _links(page: str, base: str) -> list[str]:
+    """The pages a page links to, as absolute URLs without fragments, each once, in
+    order: the URLs a next call would fetch."""
+    found: dict[str, None] = {}
+    for href in _HREF.findall(page):
+        url = urljoin(base, html.unescape(href.strip())) if base else href
+        url = url.split("#", 1)[0]
+        if url.startswith(("http://", "https://")) and url != base:
+            found.setdefault(url)
+    return list(found)
+
+
+def _field(path: str) -> str:
+    """The name a JSON leaf goes by: its key, with its parent's where the key alone
+    says little (`prices.economy` rather than `economy`)."""
+    steps = [re.sub(r"\[\d+\]", "", s) for s in path.split(".") if s]
+    steps = [s for s in steps if s]
+    if not steps:
+        return "value"
+    name = steps[-1]
+    if len(steps) > 1 and not _KEY_FIELDS.search(name) and not _ID_VALUE.fullmatch(steps[-2]):
+        return f"{steps[-2]}.{name}"
+    return name
 
 
 def _priority(name: str, value: Any) -> int:
     """0: ids and codes (what later calls pass back); 1: other key fields (dates,
     amounts, statuses, names); 2: the rest."""
-    if re.search(r"(^|_)(id|ids|code|number|no|key|sku)$", name, re.I):
+    leaf = name.rsplit(".", 1)[-1]
+    if _ID_FIELD.search(leaf):
         return 0
-    if isinstance(value, str) and _ID_VALUE.fullmatch(value):
+    if isinstance(value, str) and (_ID_VALUE.fullmatch(value) or _DATE.fullmatch(value)):
         return 0
-    if _KEY_FIELDS.search(name):
+    if _KEY_FIELDS.search(leaf):
         return 1
     return 2
 
@@ -241,15 +472,10 @@ def _identifiers(text: str, by_count: bool = False) -> Iterator[str]:
 
 
 def _tally(value: str, at: int, first: dict[str, int], count: dict[str, int]) -> None:
-    if len(value) < 4:
+    if len(value) < 4 or len(value) > 120 or _NOT_A_NAME.fullmatch(value):
         return
     first.setdefault(value, at)
     count[value] = count.get(value, 0) + 1
-
-
-def _scalar(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _json(text: str) -> Any:

@@ -86,7 +86,7 @@ def test_an_ambiguous_prefix_lists_candidates(kit: ad.Toolkit) -> None:
 
 
 def test_an_expired_result_says_so(kit: ad.Toolkit, stored: ad.Result, clock: FakeClock) -> None:
-    kit.store.gc(max_age=timedelta(0), now=clock.now + timedelta(days=1))
+    kit.store.gc(max_age=timedelta(seconds=1), now=clock.now + timedelta(days=1))
     assert replay(kit, id=stored.id).startswith(f"error: result {stored.id} expired")
 
 

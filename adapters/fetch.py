@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -79,6 +80,9 @@ class Fetch(Adapter):
         super().__init__(kit, name)
         self._client = client
         self._async_client = async_client
+        # Only a sync client given: async calls use it too (in a thread), never one of
+        # the adapter's own that would bypass its transport, proxy or mock.
+        self._sync_only = client is not None and async_client is None
         self._own_clients: list[httpx.Client | httpx.AsyncClient] = []
         self.identities = {i.name: i for i in identities}
         self.max_bytes = max_bytes
@@ -96,8 +100,31 @@ class Fetch(Adapter):
 
     async def aget(self, url: str, *, identity: str | None = None) -> ad.Result:
         """The async twin of calling the adapter."""
+        return await self._aget(url, identity, {}, self.allow_secrets)
+
+    def handle(self, arguments: dict[str, Any]) -> str:
+        # A model's arguments: no secret reference in them is ever resolved.
+        result = self._get(arguments["url"], arguments.get("identity"), {}, None)
+        return self.render(result)
+
+    async def ahandle(self, arguments: dict[str, Any]) -> str:
+        """A model's call from async code (`kit.ahandle`): through the async client given
+        (or one of the adapter's own); with only a sync client given, through that one,
+        in a thread."""
+        if self._sync_only:
+            return await asyncio.to_thread(self.handle, arguments)
+        result = await self._aget(arguments["url"], arguments.get("identity"), {}, None)
+        return self.render(result)
+
+    async def _aget(
+        self,
+        url: str,
+        identity: str | None,
+        extra: Mapping[str, str],
+        allowed: Collection[str] | None,
+    ) -> ad.Result:
         client = self._aclient()
-        exchange, request, url = self._prepare(client, url, identity, {}, self.allow_secrets)
+        exchange, request, url = self._prepare(client, url, identity, extra, allowed)
         body = bytearray()
         try:
             response = await exchange.asend(client, request, self._collect(body, url))
@@ -105,11 +132,6 @@ class Fetch(Adapter):
             self._record_failure(url, identity, exc)
             raise
         return self._record_response(url, identity, response, bytes(body), exchange)
-
-    def handle(self, arguments: dict[str, Any]) -> str:
-        # A model's arguments: no secret reference in them is ever resolved.
-        result = self._get(arguments["url"], arguments.get("identity"), {}, None)
-        return self.render(result)
 
     def render(self, result: ad.Result) -> str:
         """What the model sees: readable text of a page, or the error plainly."""

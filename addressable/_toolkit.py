@@ -566,7 +566,9 @@ class Toolkit:
         return self._remember(name, text, made)
 
     async def ahandle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
-        """`handle` from async code: async tools are awaited, others run in a thread."""
+        """`handle` from async code: a tool with an async `ahandle` of its own (async
+        functions, adapters such as Fetch, which then use their async client) is awaited;
+        the others run in a thread."""
         found = self._callable(name, arguments)
         if isinstance(found, str):
             return found
@@ -574,9 +576,10 @@ class Toolkit:
         made: list[Record] = []
         token = _RECORDED.set(made)
         try:
-            if isinstance(tool, FunctionTool):
+            ahandle = getattr(tool, "ahandle", None)  # a tool's own async path, if it has one
+            if ahandle is not None and inspect.iscoroutinefunction(ahandle):
                 try:
-                    text = self.secrets.mask(await tool.ahandle(parsed))
+                    text = self.secrets.mask(await ahandle(parsed))
                 except Exception as exc:
                     text = self._failure_text(name, exc)
             else:

@@ -152,6 +152,54 @@ def test_async_fetch(kit: ad.Toolkit, server: LocalServer) -> None:
     assert res.payload == HTML and res.record.key == server.url("/doc")
 
 
+def test_ahandle_uses_the_injected_async_client(kit: ad.Toolkit) -> None:
+    # A mocked transport: the name below resolves nowhere, so only the injected client
+    # can answer. Before, kit.ahandle ran the sync path with a client of its own.
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, html=HTML.decode())
+
+    async def go() -> str:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            fetch = Fetch(kit, async_client=client)
+            text = await kit.ahandle("fetch", {"url": "https://docs.invalid/locks"})
+            await fetch.aclose()
+            assert not client.is_closed  # the adapter closes only the clients it made
+            return text
+
+    text = asyncio.run(go())
+    assert [str(r.url) for r in seen] == ["https://docs.invalid/locks"]
+    assert "thread-safe" in text
+    (rec,) = kit.store.records(tool="fetch")
+    assert rec.status is ad.Status.OK and rec.key == "https://docs.invalid/locks"
+    assert kit.shown(text) == rec.id
+
+
+def test_ahandle_uses_the_injected_async_client_against_a_server(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    server.pages["/doc"] = Page(HTML)
+
+    async def go() -> str:
+        async with httpx.AsyncClient(headers={"X-Agent": "async-mine"}) as client:
+            Fetch(kit, async_client=client)
+            return await kit.ahandle("fetch", {"url": server.url("/doc")})
+
+    assert "thread-safe" in asyncio.run(go())
+    assert server.requests[-1].headers["X-Agent"] == "async-mine"
+
+
+def test_ahandle_with_only_a_sync_client_uses_it(kit: ad.Toolkit, server: LocalServer) -> None:
+    server.pages["/doc"] = Page(HTML)
+    with httpx.Client(headers={"X-Agent": "sync-mine"}) as client:
+        Fetch(kit, client=client)
+        text = asyncio.run(kit.ahandle("fetch", {"url": server.url("/doc")}))
+    assert "thread-safe" in text
+    assert server.requests[-1].headers["X-Agent"] == "sync-mine"
+
+
 def test_a_given_client_is_used(kit: ad.Toolkit, server: LocalServer) -> None:
     server.pages["/doc"] = Page(HTML)
     with httpx.Client(headers={"X-Agent": "mine"}) as client:

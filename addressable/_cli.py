@@ -57,6 +57,15 @@ output:
   file, replay and show --raw write the exact stored bytes; to a terminal they escape
   control characters too, and leave binary content out.
 
+options:
+  --store and --json go before the command or after it (after it wins if given twice).
+  --json prints one JSON document on stdout, for every command; export without -o,
+  whose stdout is the bundle, prints it on stderr.
+
+sizes:
+  Powers of 1000, parsed and printed alike: 500MB is 500,000,000 bytes (B, KB, MB, GB,
+  TB). Powers of 1024 are parsed when named so: 1KiB is 1,024 bytes (KiB, MiB, GiB).
+
 ids:
   A result id is 16 hex characters; any unique prefix of 6 or more works, as in git.
 
@@ -137,14 +146,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"addressable {__version__}")
+    _global_options(parser, after=False)
     common = _Parser(add_help=False)
-    common.add_argument(
-        "--store",
-        default=os.environ.get("ADDRESSABLE_STORE") or None,  # set but empty: unset
-        help="store URL or directory (default: $ADDRESSABLE_STORE, "
-        "else $ADDRESSABLE_HOME, else ./.addressable)",
-    )
-    common.add_argument("--json", action="store_true", help="print JSON for scripts")
+    _global_options(common, after=True)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, run: Callable[..., int], help: str) -> argparse.ArgumentParser:
@@ -206,6 +210,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "bench",
+        parents=[common],
         help="the token-savings benchmark (the bundled scenario by default)",
         description=BENCH,
         epilog=EPILOG,
@@ -219,6 +224,25 @@ def _parser() -> argparse.ArgumentParser:
     p = command("unpin", _unpin, "let gc remove a record again")
     p.add_argument("id")
     return parser
+
+
+def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
+    """--store and --json, on the main parser and (`after`) on every command's. After the
+    command their default is to set nothing, so that they never undo what was given
+    before it."""
+    parser.add_argument(
+        "--store",
+        # set but empty: unset
+        default=argparse.SUPPRESS if after else os.environ.get("ADDRESSABLE_STORE") or None,
+        help="store URL or directory (default: $ADDRESSABLE_STORE, "
+        "else $ADDRESSABLE_HOME, else ./.addressable)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if after else False,
+        help="print one JSON document on stdout, for scripts",
+    )
 
 
 # -- commands ----------------------------------------------------------------------------
@@ -411,26 +435,33 @@ def _import(store: Store, args: argparse.Namespace, out: Console) -> int:
 def _pin(store: Store, args: argparse.Namespace, out: Console) -> int:
     record_id = store.resolve(args.id)
     store.pin(record_id)
-    out.print(f"pinned {record_id}")
+    if args.json:
+        _print_json({"id": record_id, "pinned": True})
+    else:
+        out.print(f"pinned {record_id}")
     return EXIT_OK
 
 
 def _unpin(store: Store, args: argparse.Namespace, out: Console) -> int:
     record_id = store.resolve(args.id)
     store.unpin(record_id)
-    out.print(f"unpinned {record_id}")
+    if args.json:
+        _print_json({"id": record_id, "pinned": False})
+    else:
+        out.print(f"unpinned {record_id}")
     return EXIT_OK
 
 
 # -- parsing and formatting ----------------------------------------------------------------
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_SIZES = {
+_SIZES = {  # powers of 1000, as sizes are printed; powers of 1024 when named so (KiB)
     "": 1,
     "b": 1,
     "kb": 10**3,
     "mb": 10**6,
     "gb": 10**9,
+    "tb": 10**12,
     "kib": 2**10,
     "mib": 2**20,
     "gib": 2**30,
@@ -468,7 +499,7 @@ def _duration(text: str) -> timedelta:
 
 
 def _size(text: str) -> int:
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)\s*", text.lower())
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*", text.lower())
     if not match or match[2] not in _SIZES:
         raise argparse.ArgumentTypeError(f"{text!r} is not a size: use 1048576, 500MB or 1GiB")
     size = float(match[1]) * _SIZES[match[2]]
@@ -586,12 +617,13 @@ def _shorten(text: str, width: int) -> str:
 
 
 def _bytes(n: int) -> str:
-    if n < 1024:
+    """A size in powers of 1000 (KB, MB, GB, TB), as `--max-bytes` reads them."""
+    if n < 1000:
         return f"{n:,} B"
     size = float(n)
-    for unit in ("KB", "MB", "GB"):
-        size /= 1024
-        if size < 1024 or unit == "GB":
+    for unit in ("KB", "MB", "GB", "TB"):
+        size /= 1000
+        if round(size, 1) < 1000 or unit == "TB":
             break
     return f"{size:,.1f} {unit}"
 

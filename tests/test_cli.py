@@ -221,3 +221,131 @@ def test_replay_verify_re_runs_a_public_fetch(
     code, out, _ = run(capsys, "replay", first.id, "--verify", "--json", "--store", path)
     shown = json.loads(out)
     assert code == 0 and shown["changed"] is True and shown["content"] == "<p>v2</p>"
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        pytest.param(["--store", "{path}", "--json", "ls"], id="before"),
+        pytest.param(["ls", "--store", "{path}", "--json"], id="after"),
+        pytest.param(["--json", "ls", "--store", "{path}"], id="json-before"),
+        pytest.param(["--store", "{path}", "ls", "--json"], id="store-before"),
+    ],
+)
+def test_global_options_go_before_or_after_the_command(
+    filled: tuple[str, dict[str, ad.Result]], capsys: pytest.CaptureFixture[str], order: list[str]
+) -> None:
+    path, res = filled
+    code, out, err = run(capsys, *[a.format(path=path) for a in order])
+    assert (code, err) == (0, "")
+    assert [r["id"] for r in json.loads(out)] == [res["a"].id, res["bin"].id, res["search"].id]
+
+
+def test_the_store_given_after_the_command_wins(
+    filled: tuple[str, dict[str, ad.Result]], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path, _ = filled
+    code, _, err = run(capsys, "--store", path, "stats", "--store", str(tmp_path / "none"))
+    assert code == 5 and "no store at" in err
+    code, out, _ = run(capsys, "--store", str(tmp_path / "none"), "stats", "--store", path)
+    assert code == 0 and "records" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["ls"], id="ls"),
+        pytest.param(["show", "{a}"], id="show"),
+        pytest.param(["replay", "{a}"], id="replay"),
+        pytest.param(["verify"], id="verify"),
+        pytest.param(["stats"], id="stats"),
+        pytest.param(["gc"], id="gc"),
+        pytest.param(["pin", "{a}"], id="pin"),
+        pytest.param(["unpin", "{a}"], id="unpin"),
+        pytest.param(["export", "-o", "{tmp}/bundle.jsonl"], id="export"),
+    ],
+)
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_every_json_is_one_json_document_on_stdout(
+    filled: tuple[str, dict[str, ad.Result]],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: list[str],
+    where: str,
+) -> None:
+    path, res = filled
+    args = [a.format(a=res["a"].id, tmp=tmp_path) for a in args]
+    argv = ["--json", *args] if where == "before" else [*args, "--json"]
+    code, out, _ = run(capsys, "--store", path, *argv)
+    assert code == 0
+    json.loads(out)  # one document, nothing else
+
+
+def test_pin_and_unpin_say_so_in_json(
+    filled: tuple[str, dict[str, ad.Result]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, res = filled
+    rid = res["a"].id
+    code, out, _ = run(capsys, "--json", "--store", path, "pin", rid[:8])
+    assert (code, json.loads(out)) == (0, {"id": rid, "pinned": True})
+    code, out, _ = run(capsys, "unpin", rid[:8], "--store", path, "--json")
+    assert (code, json.loads(out)) == (0, {"id": rid, "pinned": False})
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_bench_json_prints_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    trace = Path(__file__).parent / "fixtures" / "sessions.jsonl"
+    options = ["--trace", str(trace), "--trigger", "4000", "--out", str(tmp_path)]
+    argv = ["--json", "bench", *options] if where == "before" else ["bench", *options, "--json"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert json.loads(out) == json.loads((tmp_path / "report.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("1000", 1000),
+        ("1KB", 1000),
+        ("1.5 kb", 1500),
+        ("500MB", 500_000_000),
+        ("1GB", 10**9),
+        ("1KiB", 1024),
+        ("2MiB", 2 * 1024**2),
+        ("1GiB", 1024**3),
+    ],
+)
+def test_sizes_parse_kb_as_1000_and_kib_as_1024(text: str, size: int) -> None:
+    from addressable._cli import _size
+
+    assert _size(text) == size
+
+
+@pytest.mark.parametrize(
+    ("size", "shown"),
+    [
+        (999, "999 B"),
+        (1000, "1.0 KB"),
+        (1500, "1.5 KB"),
+        (2_500_000, "2.5 MB"),
+        (3 * 10**9, "3.0 GB"),
+        (4 * 10**12, "4.0 TB"),
+    ],
+)
+def test_sizes_print_in_the_units_they_parse_in(size: int, shown: str) -> None:
+    from addressable._cli import _bytes, _size
+
+    assert _bytes(size) == shown
+    assert _size(shown.replace(" ", "")) == size  # what is printed reads back the same
+
+
+def test_stats_shows_sizes_in_kb_of_1000(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(tmp_path / "store")
+    with ad.DiskStore(path) as store:
+        ad.Toolkit(store).record("t", {}, b"x" * 1_000_000, determinism="deterministic")
+    code, out, _ = run(capsys, "stats", "--store", path)
+    assert code == 0 and "1 (1.0 MB)" in out  # not 976.6 KB

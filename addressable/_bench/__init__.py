@@ -2,7 +2,7 @@
 compaction, under each context strategy, on the bundled scenario or recorded sessions.
 
     addressable bench
-    addressable bench --trace sessions.jsonl --trigger 16000 --keep 3 --json out.json
+    addressable bench --trace sessions.jsonl --trigger 16000 --keep 3 --out DIR --json
 """
 
 from __future__ import annotations

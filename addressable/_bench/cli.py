@@ -78,7 +78,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="folder for report.md, report.json, plot.png and, for the bundled "
         "scenario, its trajectory scenario.jsonl (./addressable-bench)",
     )
-    p.add_argument("--json", dest="json_path", metavar="PATH", help="also write the JSON here")
     p.add_argument("--plot", metavar="PATH", help="also write the plot here")
     p.add_argument("--markdown", metavar="PATH", help="also write the table here")
 
@@ -150,7 +149,6 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
         (folder / "report.md", table),
         (folder / "report.json", data),
         (args.markdown, table),
-        (args.json_path, data),
     ):
         if path:
             Path(path).write_text(text, encoding="utf-8")
@@ -161,6 +159,6 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             except MissingDependency as exc:
                 print(f"addressable: no plot: {exc}", file=sys.stderr)
                 break
-    sys.stdout.write(table)
+    sys.stdout.write(data if getattr(args, "json", False) else table)  # --json: the report
     sys.stdout.flush()
     return 0

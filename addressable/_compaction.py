@@ -1,23 +1,23 @@
 """Compaction of a message list: old tool results become one-line stubs, in place.
 
-It is a pure function of the messages and the store: `plan` decides which results
-become which stubs, `render` writes the new list, and the input is never changed.
-What is never evicted: the newest `keep_last` results; an Action whose outcome is still
-unknown (its stub would hide that the world may have changed); the newest result of
-each key a pending step depends on; what the caller pins; results of `replay_result`;
-small results (a stub would save little); calls still in flight. If the store cannot
-take a result, the original stays: compaction never drops what it could not save.
+It is a function of the messages and the store, and the input is never changed. What
+is never evicted: the newest `keep_last` results (but an exact copy of a later result:
+its content stays whole in the later copy); an Action whose outcome is still unknown
+(its stub would hide that the world may have changed); the newest result of each key a
+pending step depends on; what the caller pins; results of `replay_result`; small
+results (a stub would save little); calls still in flight. If the store cannot take a
+result, the original stays: compaction never drops what it could not save.
 
 With `target_tokens` (a low-water mark) it evicts only until the list is that small,
 least needed first: a result a later one superseded (the same key read again, the same
 command run again), then results the agent's latest messages do not use, oldest first;
 the results whose values the latest messages still use go last. Evicting in one batch
 down to a mark well under the trigger keeps the next compaction many turns away, and
-so the prompt cache whole in between.
+the prompt cache whole in between.
 
-A stub is a function of the result, of what the conversation showed before it (values
-the task, the agent's words and the calls already show are not repeated) and of the
-id prefix the store gave it: the same result compacted again gives the same bytes.
+A stub leaves out the values the list shows outside tool results and in the stubs
+before it, and shows the short id the store gave its record. Once made, it is
+remembered by the kit: the same result compacted again gives the same bytes.
 """
 
 from __future__ import annotations
@@ -204,6 +204,10 @@ def _candidates(
 ) -> list[_Candidate]:
     results = conversation.results
     older = results[: max(0, len(results) - keep_last)]
+    # An exact copy of a later result (the same text read again) goes even among the
+    # newest: its content stays whole, in the later copy.
+    last_text = {r.text: r.index for r in results}
+    older += [r for r in results[len(older) :] if last_text[r.text] > r.index and r.text.strip()]
     last_of: dict[str, int] = {}  # the newest result of each call (tool and arguments)
     for result in results:
         call = conversation.calls[result.call_id]

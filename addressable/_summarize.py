@@ -119,7 +119,10 @@ _BLOCK = re.compile(
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 _SKIPPED = re.compile(r"<(script|style|head|nav|noscript)\b.*?</\1>", re.I | re.S)
 _HREF = re.compile(r"""href\s*=\s*["']([^"'#][^"']*)["']""", re.I)
-_SENTENCE = re.compile(r"[A-Z][^.!?\n]{15,}?[.!?](?=\s|$)")
+# A sentence: up to a stop that ends it (not the one of "e.g." or "etc.").
+_SENTENCE = re.compile(
+    r"[A-Z][^\n]{15,}?(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\b[A-Z])[.!?](?=\s|$)"
+)
 # The last line of an output is kept when it says how the command ended.
 _ENDING = re.compile(
     r"error|exception|traceback|fail|passed|\bok\b|warning|denied|not found|no such|"
@@ -250,9 +253,11 @@ class DefaultSummarizer:
         essential: list[Part] = [*head, *([f"last: {last}"] if ending else [])]
         # The names of what failed (tests, errors) are what a next step acts on.
         failing = [n for n in self._failing(body) if n not in last][:NAMED]
-        # An output that is a list of paths (find, grep -l, ls): its paths are its values.
-        listed = [p for p in lines if _PATH.fullmatch(p) and self._new(p)]
-        if len(listed) * 2 >= len(lines):
+        # An output that lists paths (find, ls, grep -n, a compiler's errors), a path at
+        # the start of each line: its paths are its values.
+        leading = [m[0] for m in map(_PATH.match, lines) if m]
+        listed = list(dict.fromkeys(p for p in leading if self._new(p)))
+        if len(leading) * 2 >= len(lines):
             room = max(GIST_FLOOR, size // 3)  # a third of the list at most
             for path in listed:
                 room -= count_tokens(f" {path}")

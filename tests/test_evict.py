@@ -124,7 +124,10 @@ def test_command_output_keeps_exit_code_paths_and_last_line(kit: ad.Toolkit) -> 
     )
     claim = ad.evict(res.record, store=kit.store, budget=80)
     assert isinstance(claim, ad.Claim)
-    assert claim.text == "exit 1; last: ValueError: amount must be positive; src/app/models.py:12"
+    assert claim.text == (
+        "exit 1; last: ValueError: amount must be positive; "
+        "src/app/models.py:12 src/app/views.py:40; pay_invoice"
+    )
 
 
 def test_json_keeps_identifying_fields_first(kit: ad.Toolkit) -> None:

@@ -249,3 +249,17 @@ def test_a_json_stub_keeps_ids_dates_and_codes(kit: ad.Toolkit) -> None:
     for value in ("gift_card_7091239", "gift_card_7480005", "OI5L9G", "KA7I60", "1950-06-24"):
         assert value in stub
     assert "sofia_kim_7287" not in stub  # the call shows it
+
+
+def test_an_exact_copy_among_the_newest_is_a_stub_the_last_copy_stays(kit: ad.Toolkit) -> None:
+    page = listing(7)
+    messages = session(["x " * 300, page, page, page], ["a", "cat f", "cat f", "cat f"])
+    result = ad.compact(messages, kit=kit, keep_last=3)
+    assert [e.index for e in result.evicted] == [2, 4, 6]
+    for index in (4, 6):  # among the newest three, but the same text comes again
+        assert result.messages[index]["content"].endswith("] run again later")
+    assert result.messages[8] == messages[8]  # the last copy, whole
+    # A result that differs stays whole among the newest, as keep_last says.
+    varied = session(["x " * 300, page, page + "\nchanged", page], ["a", "b", "c", "d"])
+    kept = ad.compact(varied, kit=ad.Toolkit(kit.store), keep_last=3)
+    assert [e.index for e in kept.evicted] == [2, 4]

@@ -171,7 +171,9 @@ class Search(Adapter):
     def hits(self, search_id: str) -> list[ad.Result]:
         """The hit records a search made, best first."""
         found = [
-            r for r in self.kit.store.records(tool=HIT_TOOL) if r.meta.get("found_by") == search_id
+            r
+            for r in self.kit.store.records(tool=HIT_TOOL, refers_to=search_id)
+            if r.meta.get("found_by") == search_id
         ]
         found.sort(key=lambda r: int(str(r.meta.get("rank", 0))))
         return [ad.Result(record=r, payload=self.kit.store.read(r)) for r in found]

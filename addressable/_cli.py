@@ -249,11 +249,11 @@ def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
 
 
 def _ls(store: Store, args: argparse.Namespace, out: Console) -> int:
-    records = list(
-        store.records(tool=args.tool, key=args.key, session=args.session, since=args.since)
-    )
-    if args.limit is not None:
-        records = records[-args.limit :]
+    filters = {"tool": args.tool, "key": args.key, "session": args.session, "since": args.since}
+    if args.limit is None:
+        records = list(store.records(**filters))
+    else:  # the newest, found from the newest down rather than by listing all
+        records = list(store.records(**filters, newest_first=True, limit=args.limit))[::-1]
     if args.json:
         _print_json([r.model_dump(mode="json") for r in records])
         return EXIT_OK

@@ -293,6 +293,8 @@ def outcome_in(store: Store, action_id: str) -> Outcome | None:
     (a record whose `meta.verifies` names it), else its own."""
     record = store.get(action_id)
     checks = [
-        r for r in store.records() if r.meta.get("verifies") == record.id and r.outcome is not None
+        r
+        for r in store.records(refers_to=record.id)
+        if r.meta.get("verifies") == record.id and r.outcome is not None
     ]
     return checks[-1].outcome if checks else record.outcome

@@ -272,6 +272,7 @@ def test_times_stored_without_a_time_zone_are_read_as_utc(
     assert naive != old.record.model_dump_json(exclude_none=True)
     store._backend.set("r:" + old.id, naive.encode())
     store._backend.append("o:" + old.id, b'{"at":"2026-03-11T10:00:00","session":null}')
+    store.reindex()  # as when such a store, written before the indexes, is first opened
 
     assert store.get(old.id).observed_at == T0
     assert [o.at for o in store.observations(old.id)] == [T0, T0 + timedelta(hours=1)]

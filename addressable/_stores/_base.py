@@ -119,9 +119,18 @@ class Store(Protocol):
         key: str | None = None,
         session: str | None = None,
         since: datetime | None = None,
+        refers_to: str | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
     ) -> Iterator[Record]:
-        """Records matching every filter given, oldest first; `since` must be
-        timezone-aware (`ArgumentError` otherwise)."""
+        """Records matching every filter given, oldest first (by when they were first
+        observed, then id), or newest first; at most `limit` of them.
+
+        `session`: seen in that session (first or later); `since` (timezone-aware,
+        `ArgumentError` otherwise): last seen then or later; `refers_to`: whose meta
+        names that id as one of its values (a verification its action, a search hit its
+        search). Found through indexes: the cost follows what matches, not the size of
+        the store (listing every record reads every record)."""
         ...
 
     def pin(self, record_id: str) -> None:

@@ -6,12 +6,14 @@ import io
 import os
 import re
 import sqlite3
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from typing import Any
 
 import diskcache
 
+from ._index import Entry
 from ._kv import KeyValueStore, store_failure, translated
 
 # diskcache writes values from this size on to files of their own. Handing it a file
@@ -31,6 +33,33 @@ _FAILURES = (diskcache.Timeout, sqlite3.Error, OSError)
 # How diskcache names the file of a large value: two levels of folders, then random hex.
 _VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
 
+# The indexes live in tables of their own in diskcache's SQLite database, written on its
+# connection inside its transactions: an index entry commits with what it indexes. One
+# table holds every pair, clustered by (name, score, member), so that the entries of a
+# write land on few pages; triggers keep the size of each "#" index.
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS addressable_index (
+        name TEXT NOT NULL, score INTEGER NOT NULL, member TEXT NOT NULL,
+        PRIMARY KEY (name, score, member)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS addressable_index_size (
+        name TEXT PRIMARY KEY, members INTEGER NOT NULL, total INTEGER NOT NULL) WITHOUT ROWID""",
+    """CREATE TRIGGER IF NOT EXISTS addressable_index_added AFTER INSERT ON addressable_index
+    WHEN substr(new.name, 1, 1) = '#'
+    BEGIN
+        INSERT INTO addressable_index_size VALUES (new.name, 1, new.score)
+        ON CONFLICT (name) DO UPDATE SET members = members + 1, total = total + new.score;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS addressable_index_removed AFTER DELETE ON addressable_index
+    WHEN substr(old.name, 1, 1) = '#'
+    BEGIN
+        UPDATE addressable_index_size SET members = members - 1, total = total - old.score
+        WHERE name = old.name;
+    END""",
+)
+_ADD = "INSERT OR IGNORE INTO addressable_index (name, score, member) VALUES (?, ?, ?)"
+_REMOVE = "DELETE FROM addressable_index WHERE name = ? AND score = ? AND member = ?"
+_LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1
+
 
 def default_home() -> Path:
     """`$ADDRESSABLE_HOME`, or `.addressable` in the current directory."""
@@ -48,6 +77,24 @@ class _DiskBackend:
     @translated("opening")
     def _open(self) -> None:
         self._cache = diskcache.Cache(str(self.directory), **_SETTINGS)
+        found = self._sql(
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'addressable\\_index%' ESCAPE '\\'"
+        ).fetchone()[0]
+        if found < len(_SCHEMA):
+            with self._cache.transact():
+                for statement in _SCHEMA:
+                    self._sql(statement)
+
+    @property
+    def _sql(self) -> Callable[..., sqlite3.Cursor]:
+        # diskcache's own connection (one a thread, reopened after a fork): statements on
+        # it join the transaction `transact` holds.
+        sql: Callable[..., sqlite3.Cursor] = self._cache._sql
+        return sql
+
+    def _add(self, entries: Sequence[Entry]) -> None:
+        if entries:
+            self._cache._con.executemany(_ADD, entries)
 
     @translated("reading")
     def get(self, key: str) -> bytes | None:
@@ -65,22 +112,90 @@ class _DiskBackend:
             self._cache.set(key, value)
 
     @translated("writing")
-    def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
+    def put_pair(
+        self,
+        blob: str,
+        payload: bytes,
+        record: str,
+        value: bytes,
+        index: Sequence[Entry] = (),
+        blob_index: Sequence[Entry] = (),
+    ) -> bool:
         with self._cache.transact():
             if len(payload) < _FILE_THRESHOLD:
-                self._cache.add(blob, payload)
-            elif blob not in self._cache:
+                new_blob = self._cache.add(blob, payload)
+            elif new_blob := blob not in self._cache:
                 # Checked first: `add` would write a large payload to its file in full
                 # before finding that it is already there.
                 self._cache.set(blob, io.BytesIO(payload), read=True)
-            return bool(self._cache.add(record, value))
+            if not self._cache.add(record, value):
+                if new_blob:
+                    self._add(blob_index)
+                return False
+            self._add([*index, *blob_index] if new_blob else index)
+            return True
 
     @translated("writing")
-    def append(self, key: str, item: bytes) -> None:
+    def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
         # One value holding the items, one a line (items are JSON: no raw newlines).
         with self._cache.transact():
             current = self._cache.get(key)
             self._cache.set(key, (bytes(current) if current else b"") + item + b"\n")
+            self._add(index)
+
+    @translated("indexing")
+    def index(self, add: Sequence[Entry] = (), remove: Sequence[Entry] = ()) -> None:
+        with self._cache.transact():
+            self._add(add)
+            if remove:
+                self._cache._con.executemany(_REMOVE, remove)
+
+    @translated("reading an index")
+    def members(
+        self,
+        name: str,
+        *,
+        low: int | None = None,
+        high: int | None = None,
+        reverse: bool = False,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[str]:
+        order = "DESC" if reverse else "ASC"
+        rows = self._sql(
+            "SELECT member FROM addressable_index WHERE name = ? AND score BETWEEN ? AND ? "
+            f"ORDER BY score {order}, member {order} LIMIT ? OFFSET ?",
+            (
+                name,
+                _LOWEST if low is None else low,
+                _HIGHEST if high is None else high,
+                -1 if limit is None else limit,
+                offset,
+            ),
+        )
+        return [member for (member,) in rows]
+
+    @translated("reading an index")
+    def prefixed(self, name: str, prefix: str) -> list[str]:
+        rows = self._sql(
+            "SELECT member FROM addressable_index WHERE name = ? AND member >= ? AND member < ? "
+            "ORDER BY member",
+            (name, prefix, prefix + "\U0010ffff"),
+        )
+        return [member for (member,) in rows]
+
+    @translated("reading an index")
+    def size(self, name: str) -> tuple[int, int]:
+        row = self._sql(
+            "SELECT members, total FROM addressable_index_size WHERE name = ?", (name,)
+        ).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+    @translated("indexing")
+    def drop_indexes(self) -> None:
+        with self._cache.transact():
+            self._sql("DELETE FROM addressable_index")
+            self._sql("DELETE FROM addressable_index_size")
 
     @translated("reading")
     def items(self, key: str) -> list[bytes]:
@@ -97,7 +212,13 @@ class _DiskBackend:
 
     @translated("listing")
     def keys(self, prefix: str) -> list[str]:
-        return [k for k in self._cache.iterkeys() if k.startswith(prefix)]
+        # A range of diskcache's own index on keys (string keys are stored as text):
+        # only the keys with the prefix are read.
+        rows = self._sql(
+            "SELECT key FROM Cache WHERE key >= ? AND key < ? AND raw = 1 ORDER BY key",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        return [str(key) for (key,) in rows]
 
     @translated("listing")
     def strays(self) -> dict[str, int]:

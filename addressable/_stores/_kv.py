@@ -1,9 +1,15 @@
 """The one implementation of `Store`, over any small key-value backend.
 
 A backend stores bytes under string keys, lists keys by prefix, writes a payload and its
-record in one atomic step, appends to lists, and offers a section that excludes writers
-(for gc). Everything else (the layout of keys, integrity checks, gc, verify) is here, so
-the disk, memory and Redis stores differ only in where the bytes go.
+record in one atomic step, appends to lists, keeps ordered indexes (written in the same
+atomic step as what they index), and offers a section that excludes writers (for gc).
+Everything else (the layout of keys and indexes, integrity checks, gc, verify) is here,
+so the disk, memory and Redis stores differ only in where the bytes go.
+
+Records are found through the indexes (see `_index`: by time, key, session, tool,
+arguments, id prefix, and the ids their meta names), never by reading the others, and
+`stats` reads the sizes the indexes keep. A store written before the indexes existed is
+indexed once, when it is first opened (`reindex`).
 
 A record is checked two ways. Its id follows from its tool, args, key and content hash
 (`Record.derived_id`; an Action's id joins the nonce recorded with it), and the
@@ -22,15 +28,18 @@ Key layout:
     t:<hash>   token count of a payload, keyed like its blob
     x:<id>     tombstone of a garbage-collected record
     s:<hash>   the record a text shown to a model stood for, by the text's hash
+
+and the indexes, apart from the keys (see `_index` for their names and entries).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
@@ -42,6 +51,27 @@ from .._errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFo
 from .._models import Observation, Record
 from ..ids import ID_LENGTH, check_prefix, content_hash
 from ._base import DamagedRecord, GcReport, StoreStats, VerifyReport
+from ._index import (
+    BLOBS,
+    IDS,
+    INDEXES,
+    KEY,
+    PINS,
+    REF,
+    SEEN,
+    SESSION,
+    SESSIONS,
+    TIME,
+    TOMBS,
+    TOOL,
+    TOOLS,
+    VERSION,
+    Entry,
+    all_entries,
+    micros,
+    record_entries,
+    sighting_entries,
+)
 
 BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
 SHOWN = "s:"
@@ -49,6 +79,7 @@ SHOWN = "s:"
 # every write measurably cheaper, 128 bits leave collisions out of reach, and every read
 # re-hashes against the full 256-bit digest in the record, so none could go unnoticed.
 _ADDRESS = 32  # hex characters of the digest in a blob's key
+_log = logging.getLogger("addressable")
 
 
 class Backend(Protocol):
@@ -66,14 +97,62 @@ class Backend(Protocol):
 
     def keys(self, prefix: str) -> list[str]: ...
 
-    def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
-        """Atomically: store `payload` under `blob` unless present, then `value` under
-        `record` unless present. True if the record was new. No `exclusive` section
-        may interleave with it."""
+    def put_pair(
+        self,
+        blob: str,
+        payload: bytes,
+        record: str,
+        value: bytes,
+        index: Sequence[Entry] = (),
+        blob_index: Sequence[Entry] = (),
+    ) -> bool:
+        """Atomically: store `payload` under `blob` unless present (adding `blob_index`
+        to the indexes if it was not), then `value` under `record` unless present
+        (adding `index` if it was not). True if the record was new. No `exclusive`
+        section may interleave with it."""
         ...
 
-    def append(self, key: str, item: bytes) -> None:
-        """Append to the list under `key`, atomically with respect to other appends."""
+    def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
+        """Append to the list under `key` and add `index` to the indexes, in one step
+        atomic with respect to other appends; no `exclusive` section interleaves."""
+        ...
+
+    # An index holds (score, member) pairs of a name, in (score, member) order; see
+    # `_index` for what the store keeps in them. Indexes live apart from the keys:
+    # `keys` never lists them.
+
+    def index(self, add: Sequence[Entry] = (), remove: Sequence[Entry] = ()) -> None:
+        """Add entries and remove entries, in one atomic step. A backend that keeps one
+        score a member removes the member whatever the score given."""
+        ...
+
+    def members(
+        self,
+        name: str,
+        *,
+        low: int | None = None,
+        high: int | None = None,
+        reverse: bool = False,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[str]:
+        """Members of pairs of an index whose score is within [low, high], in (score,
+        member) order (`reverse`: the other way), skipping `offset`, at most `limit`; a
+        member with several scores may come more than once."""
+        ...
+
+    def prefixed(self, name: str, prefix: str) -> list[str]:
+        """Members of an index that start with `prefix`, in order. Only for indexes
+        whose members all have score 0."""
+        ...
+
+    def size(self, name: str) -> tuple[int, int]:
+        """The number of members of an index whose name starts with "#" and the sum of
+        their scores, kept up to date as it changes (not counted when asked)."""
+        ...
+
+    def drop_indexes(self) -> None:
+        """Remove every index (before building them again)."""
         ...
 
     def items(self, key: str) -> list[bytes]:
@@ -111,9 +190,9 @@ def translated(what: str) -> Callable[[_M], _M]:
 
     def decorate(method: _M) -> _M:
         @functools.wraps(method)
-        def run(self: Any, *args: Any) -> Any:
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
-                return method(self, *args)
+                return method(self, *args, **kwargs)
             except self.failures as exc:
                 raise store_failure(self.location, what, exc) from exc
 
@@ -132,6 +211,8 @@ class KeyValueStore:
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
+        if backend.members(INDEXES) != [VERSION]:
+            self._index_once()
 
     @property
     def location(self) -> str:
@@ -153,13 +234,25 @@ class KeyValueStore:
 
     def put(self, record: Record, payload: bytes) -> bool:
         b = self._backend
-        # The blob goes in first, with the record in the same atomic step: a record
-        # never points at bytes not yet stored, even if the writer is killed.
+        value = _dump_record(record)
+        digest = record.content_hash
+        # The blob goes in first, with the record and its index entries in the same
+        # atomic step: a record never points at bytes not yet stored, and is never
+        # stored unindexed, even if the writer is killed.
         if not b.put_pair(
-            blob_key(record.content_hash), payload, RECORD + record.id, _dump_record(record)
+            blob_key(digest),
+            payload,
+            RECORD + record.id,
+            value,
+            record_entries(record),
+            [(BLOBS, len(payload), digest[:_ADDRESS])],
         ):
             observation = Observation(at=record.observed_at, session=record.session)
-            b.append(OBSERVED + record.id, observation.model_dump_json().encode())
+            b.append(
+                OBSERVED + record.id,
+                observation.model_dump_json().encode(),
+                sighting_entries(record.id, observation),
+            )
             return False
         # A tombstone left by gc may remain: a live record takes precedence over it.
         if record.tokens is not None:
@@ -169,7 +262,11 @@ class KeyValueStore:
     def add_observation(self, record_id: str, observation: Observation) -> None:
         """Append a sighting of an existing record (used when importing bundles)."""
         self.get(record_id)
-        self._backend.append(OBSERVED + record_id, observation.model_dump_json().encode())
+        self._backend.append(
+            OBSERVED + record_id,
+            observation.model_dump_json().encode(),
+            sighting_entries(record_id, observation),
+        )
 
     def set_tokens(self, content_hash: str, tokens: int) -> None:
         self._backend.set(tokens_key(content_hash), str(tokens).encode())
@@ -184,9 +281,11 @@ class KeyValueStore:
     def pin(self, record_id: str) -> None:
         self.get(record_id)
         self._backend.set(PIN + record_id, b"1")
+        self._backend.index(add=[(PINS, 0, record_id)])  # counted by `stats`
 
     def unpin(self, record_id: str) -> None:
         self._backend.delete(PIN + record_id)
+        self._backend.index(remove=[(PINS, 0, record_id)])
 
     def is_pinned(self, record_id: str) -> bool:
         return self._backend.contains(PIN + record_id)
@@ -220,11 +319,11 @@ class KeyValueStore:
             ):
                 return prefix
             raise NotFound(f"no result with id {prefix}")
-        matches = sorted(k[len(RECORD) :] for k in self._backend.keys(RECORD + prefix))
+        matches = self._backend.prefixed(IDS, prefix)
         if not matches:
-            expired = self._backend.keys(TOMBSTONE + prefix)
+            expired = self._backend.prefixed(TOMBS, prefix)
             if len(expired) == 1:
-                return expired[0][len(TOMBSTONE) :]
+                return expired[0]
             raise NotFound(f"no result id starts with {prefix!r}")
         if len(matches) > 1:
             raise AmbiguousId(prefix, matches)
@@ -266,29 +365,91 @@ class KeyValueStore:
         key: str | None = None,
         session: str | None = None,
         since: datetime | None = None,
+        refers_to: str | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
     ) -> Iterator[Record]:
         if since is not None:
             since = _aware("records since", since)
-        found: list[Record] = []
-        for k in self._backend.keys(RECORD):
-            raw = self._backend.get(k)
-            if raw is None:  # removed since the keys were listed
-                continue
-            record = _load_record(k[len(RECORD) :], raw)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ArgumentError(f"records limit must be a whole number, not {limit!r}")
+        if limit is not None and limit <= 0:
+            raise ArgumentError(f"records limit must be positive, not {limit}")
+        # The index to walk: the narrowest of the filters given. Every one but `session`
+        # and `seen` is in the order records are listed in, so that a `limit` stops the
+        # walk; the others are read whole (they hold only what matches).
+        if key is not None:
+            name = KEY + key
+        elif refers_to is not None:
+            name = REF + refers_to
+        elif session is not None:
+            name = SESSION + session
+        elif tool is not None:
+            name = TOOL + tool
+        elif since is not None:
+            name = SEEN
+        else:
+            name = TIME
+
+        def wanted(record: Record) -> bool:
             if tool is not None and record.tool != tool:
-                continue
+                return False
             if key is not None and record.key != key:
-                continue
-            if session is not None or since is not None:
-                sightings = [Observation(at=record.observed_at, session=record.session)]
-                sightings += self._later(record.id)
-                if session is not None and all(o.session != session for o in sightings):
-                    continue
-                if since is not None and max(o.at for o in sightings) < since:
-                    continue
-            found.append(self._with_tokens(record))
-        found.sort(key=lambda r: (r.observed_at, r.id))
-        return iter(found)
+                return False
+            if refers_to is not None and refers_to not in record.meta.values():
+                return False
+            if (
+                session is not None
+                and not name.startswith(SESSION)
+                and record.session != session
+                and all(o.session != session for o in self._later(record.id))
+            ):
+                return False
+            return since is None or name == SEEN or self.last_seen(record) >= since
+
+        if limit is None or name.startswith(SESSION) or name == SEEN:
+            if name == TIME:
+                # Every record: read from the keys, as it reads them all anyway, so that
+                # a listing shows records that no index knows (written by hand, or by
+                # an older version after this store was indexed).
+                ids = [k[len(RECORD) :] for k in self._backend.keys(RECORD)]
+            elif name == SEEN:  # first seen since, or seen again since
+                at = micros(cast(datetime, since))
+                ids = self._backend.members(TIME, low=at) + self._backend.members(SEEN, high=-at)
+            else:
+                ids = self._backend.members(name)
+            found = [r for r in self._load(list(dict.fromkeys(ids))) if wanted(r)]
+            found.sort(key=lambda r: (r.observed_at, r.id), reverse=newest_first)
+            return iter(found[:limit])
+        return iter(self._walk(name, newest_first, limit, wanted))
+
+    def _walk(
+        self, name: str, newest_first: bool, limit: int, wanted: Callable[[Record], bool]
+    ) -> list[Record]:
+        """The first `limit` wanted records of an index in its order, read a page at a
+        time: as many as needed, not the whole index."""
+        found: list[Record] = []
+        seen: set[str] = set()  # a record written meanwhile shifts the pages: once each
+        offset, page = 0, max(limit, 16)
+        while True:
+            ids = self._backend.members(name, reverse=newest_first, offset=offset, limit=page)
+            for record in self._load(i for i in ids if i not in seen):
+                seen.add(record.id)
+                if wanted(record):
+                    found.append(record)
+                    if len(found) == limit:
+                        return found
+            if len(ids) < page:
+                return found
+            offset += len(ids)
+            page = min(page * 4, 4096)
+
+    def _load(self, ids: Iterator[str] | list[str]) -> Iterator[Record]:
+        """The records with these ids, skipping any removed since they were listed."""
+        for record_id in ids:
+            raw = self._backend.get(RECORD + record_id)
+            if raw is not None:
+                yield self._with_tokens(_load_record(record_id, raw))
 
     # -- maintenance -----------------------------------------------------------------
 
@@ -364,6 +525,7 @@ class KeyValueStore:
                 for name in strays:
                     b.remove_stray(name)
             live: list[tuple[datetime, Record]] = []
+            later_of: dict[str, list[Observation]] = {}  # id -> its later sightings
             damaged: set[str] = set()  # blobs of records that cannot be read: kept
             for k in b.keys(RECORD):
                 raw = b.get(k)
@@ -375,7 +537,8 @@ class KeyValueStore:
                     # Left for `verify` to report, never silently dropped: nor its payload.
                     damaged.update(blob_key(h) for h in _hashes_in(raw))
                     continue
-                live.append((self.last_seen(record), record))
+                later = later_of[record.id] = self._later(record.id)
+                live.append((max([record.observed_at, *(o.at for o in later)]), record))
             live.sort(key=lambda item: (item[0], item[1].id))
             pinned = {r.id for _, r in live if self.is_pinned(r.id)}
             refs: Counter[str] = Counter(r.content_hash for _, r in live)
@@ -408,10 +571,25 @@ class KeyValueStore:
             for k in b.keys(SHOWN):  # what a shown text stood for goes with the record
                 if (b.get(k) or b"").decode() in dropped:
                     b.delete(k)
+            by_id = {r.id: r for _, r in live}
+            emptied: set[str] = set()  # tool and session indexes that may now be empty
             for record_id in removed:
+                entries = all_entries(by_id[record_id], later_of[record_id])
                 b.delete(RECORD + record_id)
                 b.delete(OBSERVED + record_id)
                 b.set(TOMBSTONE + record_id, tomb)
+                b.index(add=[(TOMBS, 0, record_id)], remove=entries)
+                emptied.update(n for n, _, _ in entries if n.startswith((TOOL, SESSION)))
+            # A tool or a session none of whose records is left leaves its registry.
+            unused = [
+                (TOOLS, 0, n[len(TOOL) :])
+                if n.startswith(TOOL)
+                else (SESSIONS, 0, n[len(SESSION) :])
+                for n in sorted(emptied)
+                if not b.members(n, limit=1)
+            ]
+            if unused:
+                b.index(remove=unused)
             keep = {blob_key(h) for h, n in refs.items() if n > 0} | damaged
             gone = {blob_key(h): sizes[h] for h, n in refs.items() if n == 0}
             freed = sum(strays.values())
@@ -422,6 +600,9 @@ class KeyValueStore:
                 freed += gone.get(k) or len(b.get(k) or b"")
                 b.delete(k)
                 b.delete(TOKENS + k[len(BLOB) :])
+                # Indexed with its size, which its records give (a blob no record
+                # pointed to was never indexed: removing it changes nothing).
+                b.index(remove=[(BLOBS, gone.get(k, 0), k[len(BLOB) :])])
                 blobs_removed += 1
         return GcReport(
             removed_records=removed,
@@ -432,20 +613,92 @@ class KeyValueStore:
         )
 
     def stats(self) -> StoreStats:
-        records = list(self.records())
-        sizes = {r.content_hash: r.size for r in records}
-        sessions = {r.session for r in records if r.session is not None}
+        """From the sizes the indexes keep: nothing is counted or read but the oldest
+        and the newest record."""
+        b = self._backend
+        tools = {t: b.size(TOOL + t)[0] for t in b.members(TOOLS)}
+        blobs, blob_bytes = b.size(BLOBS)
         return StoreStats(
             location=self.location,
-            records=len(records),
-            blobs=len(self._backend.keys(BLOB)),
-            blob_bytes=sum(sizes.values()),
-            pinned=len(self._backend.keys(PIN)),
-            sessions=len(sessions),
-            by_tool=dict(sorted(Counter(r.tool for r in records).items())),
-            oldest=records[0].observed_at if records else None,
-            newest=max((r.observed_at for r in records), default=None),
+            records=b.size(TIME)[0],
+            blobs=blobs,
+            blob_bytes=blob_bytes,
+            pinned=b.size(PINS)[0],
+            sessions=b.size(SESSIONS)[0],
+            by_tool={t: n for t, n in sorted(tools.items()) if n},
+            oldest=self._edge(newest=False),
+            newest=self._edge(newest=True),
         )
+
+    def _edge(self, *, newest: bool) -> datetime | None:
+        """When the oldest (or newest) record was observed; None for an empty store."""
+        offset = 0
+        while ids := self._backend.members(TIME, reverse=newest, offset=offset, limit=8):
+            for record in self._load(ids):  # one removed meanwhile is skipped
+                return record.observed_at
+            offset += len(ids)
+        return None
+
+    # -- indexes ---------------------------------------------------------------------
+
+    def _index_once(self) -> None:
+        with self._backend.exclusive():
+            # Another process may have indexed it while this one waited for the section.
+            if self._backend.members(INDEXES) != [VERSION]:
+                self._reindex(_progress_log(self.location))
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Build every index again from the records, pins and payloads, holding the
+        store as gc does; returns the number of records indexed. Opening a store that
+        was written before the indexes existed does this once. `progress` is called
+        with (records done, records in all) as it goes. Records that cannot be read are
+        left out (`verify` names them)."""
+        with self._backend.exclusive():
+            return self._reindex(progress)
+
+    def _reindex(self, progress: Callable[[int, int], None] | None) -> int:
+        b = self._backend
+        b.drop_indexes()
+        keys = b.keys(RECORD)
+        sizes: dict[str, int] = {}  # blob address -> size, from the records
+        batch: list[Entry] = []
+        indexed = 0
+        for done, k in enumerate(keys, start=1):
+            raw = b.get(k)
+            try:
+                if raw is None:
+                    continue
+                record = _load_record(k[len(RECORD) :], raw)
+                entries = record_entries(record)
+                for seen in self._later(record.id):
+                    entries += sighting_entries(record.id, seen)
+            except IntegrityError:
+                continue  # damage: `verify` reports it
+            finally:
+                if progress is not None and (done % 1000 == 0 or done == len(keys)):
+                    progress(done, len(keys))
+            batch += entries
+            sizes[record.content_hash[:_ADDRESS]] = record.size
+            indexed += 1
+            if len(batch) >= 5000:
+                b.index(add=batch)
+                batch = []
+        for k in b.keys(BLOB):
+            address = k[len(BLOB) :]
+            size = sizes.get(address)
+            batch.append((BLOBS, len(b.get(k) or b"") if size is None else size, address))
+        batch += [(PINS, 0, k[len(PIN) :]) for k in b.keys(PIN)]
+        batch += [(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)]
+        b.index(add=[*batch, (INDEXES, 0, VERSION)])
+        return indexed
+
+
+def _progress_log(location: str) -> Callable[[int, int], None]:
+    def log(done: int, total: int) -> None:
+        if total >= 1000:
+            _log.info("indexing the store at %s: %d of %d records", location, done, total)
+
+    return log
 
 
 def blob_key(digest: str) -> str:

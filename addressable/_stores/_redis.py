@@ -6,23 +6,93 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import cast
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._errors import MissingDependency, StoreError
+from ._index import Entry
 from ._kv import KeyValueStore, translated
 
-# Writes the payload unless present, then the record unless present, in one step that
-# nothing else on the server interleaves with. It refuses (-1) while gc holds the
-# exclusive lock, so that gc never sweeps a blob a new record has just come to rely on.
-_PUT_PAIR = """
+# Indexes are sorted sets under the namespace and "ix:" (apart from the keys, which
+# `keys` lists), one score a member (the lowest given); the sums of scores of those
+# whose name starts with "#" are in one hash, "ix", by index name (their sizes are
+# ZCARD). The scripts below take, after their own KEYS, those of the index entries they
+# add (ARGV: score, member and name for each) and then of those they remove (ARGV:
+# member and name).
+_INDEXING = """
+local function add(first, n, at, totals)
+  for i = 0, n - 1 do
+    local key, j = KEYS[first + i], at + 3 * i
+    local score, member, name = ARGV[j], ARGV[j + 1], ARGV[j + 2]
+    local old = redis.call('ZSCORE', key, member)
+    if not old then
+      redis.call('ZADD', key, score, member)
+      if string.sub(name, 1, 1) == '#' then redis.call('HINCRBYFLOAT', totals, name, score) end
+    elseif tonumber(score) < tonumber(old) then
+      redis.call('ZADD', key, score, member)
+    end
+  end
+end
+local function remove(first, n, at, totals)
+  for i = 0, n - 1 do
+    local key, member, name = KEYS[first + i], ARGV[at + 2 * i], ARGV[at + 2 * i + 1]
+    local old = redis.call('ZSCORE', key, member)
+    if old then
+      redis.call('ZREM', key, member)
+      if string.sub(name, 1, 1) == '#' then
+        redis.call('HINCRBYFLOAT', totals, name, string.format('%.0f', -tonumber(old)))
+      end
+    end
+  end
+end
+"""
+
+# Writes the payload unless present, then the record unless present, each with its index
+# entries, in one step that nothing else on the server interleaves with. It refuses (-1)
+# while gc holds the exclusive lock, so that gc never sweeps a blob a new record has
+# just come to rely on. KEYS: blob, record, lock, totals, then the entries' indexes;
+# ARGV: payload, value, number of record entries, of blob entries, then the entries.
+_PUT_PAIR = (
+    _INDEXING
+    + """
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
-redis.call('SET', KEYS[1], ARGV[1], 'NX')
-if redis.call('SET', KEYS[2], ARGV[2], 'NX') then return 1 end
+local n, m = tonumber(ARGV[3]), tonumber(ARGV[4])
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then add(5 + n, m, 5 + 3 * n, KEYS[4]) end
+if redis.call('SET', KEYS[2], ARGV[2], 'NX') then
+  add(5, n, 5, KEYS[4])
+  return 1
+end
 return 0
 """
+)
+
+# Appends to a list and adds index entries; refuses (-1) while gc holds the lock, so
+# that no sighting lands on a record being swept. KEYS: list, lock, totals, indexes.
+_APPEND = (
+    _INDEXING
+    + """
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+add(4, #KEYS - 3, 2, KEYS[3])
+return 1
+"""
+)
+
+# Adds and removes index entries; inside gc (ARGV[1] its lock token, else ""), only
+# while the lock is still its own. KEYS: lock, totals, indexes added, indexes removed;
+# ARGV: token, number added, then the entries.
+_INDEX = (
+    _INDEXING
+    + """
+if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local n = tonumber(ARGV[2])
+add(3, n, 3, KEYS[2])
+remove(3 + n, #KEYS - 2 - n, 3 + 3 * n, KEYS[2])
+return 1
+"""
+)
 
 # gc's lock lives this long unless its holder renews it, which a live holder does every
 # fifth of it: a gc that dies holding the lock blocks writers for at most this long.
@@ -67,6 +137,10 @@ class _RedisBackend:
         except (redis.RedisError, OSError, ValueError) as exc:
             raise StoreError(f"cannot reach the redis store at {self.location}: {exc}") from exc
         self._put_pair = self._client.register_script(_PUT_PAIR)
+        self._append = self._client.register_script(_APPEND)
+        self._index = self._client.register_script(_INDEX)
+        self._area = self.namespace + "ix:"  # index names follow
+        self._totals = self.namespace + "ix"
         self._renew = self._client.register_script(_RENEW)
         self._release = self._client.register_script(_RELEASE)
         self._delete_holding = self._client.register_script(_DELETE_HOLDING)
@@ -106,19 +180,26 @@ class _RedisBackend:
     def keys(self, prefix: str) -> list[str]:
         pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self.namespace + prefix) + "*"
         start = len(self.namespace)
-        return [
+        found = (
             cast(bytes, k).decode()[start:]
             for k in self._client.scan_iter(match=pattern, count=1000)
-        ]
+        )
+        return [k for k in found if not k.startswith("ix")]  # the indexes are apart
 
-    @translated("writing")
-    def put_pair(self, blob: str, payload: bytes, record: str, value: bytes) -> bool:
-        keys = [self.namespace + blob, self.namespace + record, self._lock_key]
+    def _entries(self, entries: Sequence[Entry]) -> tuple[list[str], list[Any]]:
+        keys = [self._area + name for name, _, _ in entries]
+        args: list[Any] = []
+        for name, score, member in entries:
+            args += [score, member, name]
+        return keys, args
+
+    def _waiting(self, run: Any, keys: list[str], args: list[Any]) -> int:
+        """Run a script that refuses (-1) while gc holds the lock, until it does not."""
         deadline = time.monotonic() + _WAIT
         while True:
-            done = int(cast(int, self._put_pair(keys=keys, args=[payload, value])))
+            done = int(cast(int, run(keys=keys, args=args)))
             if done >= 0:
-                return done == 1
+                return done
             if time.monotonic() > deadline:
                 raise StoreError(
                     f"redis store at {self.location}: a gc has held the store for over "
@@ -127,8 +208,87 @@ class _RedisBackend:
             time.sleep(0.01)
 
     @translated("writing")
-    def append(self, key: str, item: bytes) -> None:
-        self._client.rpush(self.namespace + key, item)
+    def put_pair(
+        self,
+        blob: str,
+        payload: bytes,
+        record: str,
+        value: bytes,
+        index: Sequence[Entry] = (),
+        blob_index: Sequence[Entry] = (),
+    ) -> bool:
+        keys, args = self._entries([*index, *blob_index])
+        keys = [self.namespace + blob, self.namespace + record, self._lock_key, self._totals, *keys]
+        args = [payload, value, len(index), len(blob_index), *args]
+        return self._waiting(self._put_pair, keys, args) == 1
+
+    @translated("writing")
+    def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
+        keys, args = self._entries(index)
+        keys = [self.namespace + key, self._lock_key, self._totals, *keys]
+        self._waiting(self._append, keys, [item, *args])
+
+    @translated("indexing")
+    def index(self, add: Sequence[Entry] = (), remove: Sequence[Entry] = ()) -> None:
+        holder = self._holder
+        token = holder[1] if holder is not None and holder[0] == threading.get_ident() else b""
+        keys, args = self._entries(add)
+        for name, _, member in remove:  # one score a member: removed whatever it is
+            keys.append(self._area + name)
+            args += [member, name]
+        keys = [self._lock_key, self._totals, *keys]
+        if int(cast(int, self._index(keys=keys, args=[token, len(add), *args]))) < 0:
+            raise StoreError(
+                f"redis store at {self.location}: gc lost its lock (not renewed within "
+                f"{self.lock_timeout:g} s) and stopped before changing more; run it again"
+            )
+
+    @translated("reading an index")
+    def members(
+        self,
+        name: str,
+        *,
+        low: int | None = None,
+        high: int | None = None,
+        reverse: bool = False,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[str]:
+        lowest = "-inf" if low is None else low
+        highest = "+inf" if high is None else high
+        found = self._client.zrange(
+            self._area + name,
+            highest if reverse else lowest,
+            lowest if reverse else highest,
+            desc=reverse,
+            byscore=True,
+            offset=offset if offset or limit is not None else None,
+            num=(-1 if limit is None else limit) if offset or limit is not None else None,
+        )
+        return [m.decode() for m in cast(list[bytes], found)]
+
+    @translated("reading an index")
+    def prefixed(self, name: str, prefix: str) -> list[str]:
+        found = self._client.zrangebylex(
+            self._area + name, b"[" + prefix.encode(), b"(" + prefix.encode() + b"\xff"
+        )
+        return [m.decode() for m in cast(list[bytes], found)]
+
+    @translated("reading an index")
+    def size(self, name: str) -> tuple[int, int]:
+        with self._client.pipeline(transaction=True) as pipe:
+            pipe.zcard(self._area + name)
+            pipe.hget(self._totals, name)
+            members, total = pipe.execute()
+        # A float: the sums of times overflow 64 bits (payload sizes are exact).
+        return int(members), int(float(total or 0))
+
+    @translated("indexing")
+    def drop_indexes(self) -> None:
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._area) + "*"
+        for key in self._client.scan_iter(match=pattern, count=1000):
+            self._client.delete(key)
+        self._client.delete(self._totals)
 
     @translated("reading")
     def items(self, key: str) -> list[bytes]:

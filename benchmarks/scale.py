@@ -1,0 +1,450 @@
+"""How the cost of finding records grows with the size of the store.
+
+A store is filled, through `Store.put` directly, with records shaped like the adapters'
+(keyed fetches, searches with a record per hit, API writes with their verifications,
+shell runs), a hundred to a session. At each size (1,000, 10,000, 100,000 records; the
+store grows from one size to the next) the same lookups are timed, on targets that
+exist at every size:
+
+    records(key=)       the records of one URL
+    records(session=)   the hundred records of one session
+    replay prefix       kit.replay of an 8-hex prefix: resolve, read, re-hash
+    get                 store.get of a full id
+    outcome             kit.outcome of an Action that was verified
+    search again        kit.handle("search") of a query run a moment before in the
+                        session: served from the store, with the ids of its hits
+    ls --limit 3 / 20   the command line, run in this process (store opened each time)
+    show PREFIX         the command line: resolve an 8-hex prefix and print the record
+    stats               the command line
+
+Each figure is the median of repeated runs. The point is the shape, so every operation
+is also given as a ratio to the same operation at the smallest size in the same run
+(flat is 1.0), and to a raw get of one value from the same database (a diskcache get
+on disk, a Redis GET on Redis) measured alongside.
+
+    python benchmarks/scale.py [--quick] [--sizes 1000,10000] [--redis URL | --no-redis]
+                               [--json PATH]
+
+With no `--redis`, a redis-server on the PATH is started on a free loopback port for the
+run. The figures go to benchmarks/scale.json (`--quick`: only with `--json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import diskcache
+from rich.console import Console
+from rich.table import Table
+
+import addressable as ad
+from addressable._cli import main as cli
+from addressable.adapters import Search
+from addressable.adapters.search import HIT_TOOL, Hit
+from addressable.ids import action_id_of, canonical_args, content_hash, result_id
+
+SIZES = (1_000, 10_000, 100_000)
+QUICK_SIZES = (1_000, 5_000)
+SESSION = 100  # records in a session of the filler
+BUDGET = 1.0  # seconds spent timing one operation at one size (at least MIN_RUNS runs)
+MIN_RUNS, MAX_RUNS = 3, 200
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+OPERATIONS = (
+    "records(key=)",
+    "records(session=)",
+    "replay prefix",
+    "get",
+    "outcome",
+    "search again",
+    "ls --limit 3",
+    "ls --limit 20",
+    "show PREFIX",
+    "stats",
+)
+
+
+# -- filling ---------------------------------------------------------------------------
+
+
+def _record(
+    n: int, tool: str, args: dict[str, Any], payload: bytes, session: str, **fields: Any
+) -> ad.Record:
+    digest = content_hash(payload)
+    args_json = canonical_args(args)
+    key = fields.get("key")
+    if fields.get("determinism") == "side_effect":
+        nonce = f"{n:032x}"
+        rid = action_id_of(tool, args_json, key, digest, nonce)
+        fields["nonce"] = nonce
+    else:
+        rid = result_id(tool, args_json, key, digest)
+    fields.setdefault("determinism", "nondeterministic")
+    return ad.Record(
+        id=rid,
+        tool=tool,
+        args=args,
+        content_hash=digest,
+        size=len(payload),
+        media_type=fields.pop("media_type", "text/plain"),
+        observed_at=T0 + timedelta(seconds=n),
+        session=session,
+        **fields,
+    )
+
+
+def _session(s: int) -> Iterator[tuple[ad.Record, bytes]]:
+    """The hundred records of session `s`, as the adapters would write them: 60 keyed
+    fetches, 5 searches of 5 hits each, 2 API writes and their verifications, 6 shell
+    runs. Every payload differs."""
+    n = s * SESSION
+    session = f"s{s:06d}"
+    pad = b" lorem ipsum" * 16  # about 200 bytes a payload
+
+    def nxt() -> int:
+        nonlocal n
+        n += 1
+        return n - 1
+
+    for i in range(60):
+        url = f"https://site{s % 97}.example/s{s}/page{i}"
+        body = f"<html>{url} {s}/{i}</html>".encode() + pad
+        yield (
+            _record(
+                nxt(), "fetch", {"url": url}, body, session, key=url, determinism="deterministic"
+            ),
+            body,
+        )
+    for q in range(5):
+        query = f"topic {s}-{q}"
+        hits = [
+            {"title": f"hit {h}", "url": f"https://found.example/{s}/{q}/{h}", "snippet": "x"}
+            for h in range(5)
+        ]
+        body = canonical_args({"query": query, "backend": "local", "hits": hits})
+        args = {"query": query, "backend": "local", "limit": 10}
+        meta = {"query": query, "backend": "local", "hits": 5}
+        search = _record(
+            nxt(), "search", args, body, session, media_type="application/json", meta=meta
+        )
+        yield search, body
+        for rank, hit in enumerate(hits, start=1):
+            hit_body = canonical_args(hit)
+            yield (
+                _record(
+                    nxt(),
+                    HIT_TOOL,
+                    {"query": query, "backend": "local", "rank": rank},
+                    hit_body,
+                    session,
+                    key=hit["url"],
+                    media_type="application/json",
+                    meta={"found_by": search.id, "rank": rank},
+                ),
+                hit_body,
+            )
+    for w in range(2):
+        url = f"https://api.example/s{s}/items/{w}"
+        body = f"201 created {s}/{w}".encode()
+        write = _record(
+            nxt(),
+            "api",
+            {"method": "POST", "url": url, "identity": "bot"},
+            body,
+            session,
+            determinism="side_effect",
+            outcome="unknown",
+            idempotency_key=f"k-{s}-{w}",
+        )
+        yield write, body
+        text = f"action {write.id}: completed".encode()
+        yield (
+            _record(
+                nxt(),
+                "api_verify",
+                {"action": write.id, "read": url, "identity": "bot"},
+                text,
+                session,
+                outcome="completed",
+                meta={"verifies": write.id, "read": None},
+            ),
+            text,
+        )
+    for c in range(6):
+        body = f"$ make test {s}.{c}\nok\n".encode() + pad
+        yield _record(nxt(), "shell", {"command": f"make test {s}.{c}"}, body, session), body
+
+
+def fill(store: ad.Store, start: int, stop: int) -> None:
+    """Sessions start // SESSION up to stop // SESSION."""
+    for s in range(start // SESSION, stop // SESSION):
+        for record, payload in _session(s):
+            store.put(record, payload)
+
+
+class _Hits:
+    """A search backend that always answers the same five hits."""
+
+    name = "local"
+
+    def search(self, query: str, limit: int) -> list[Hit]:
+        return [Hit(title=f"{query} {i}", url=f"https://live.example/{i}") for i in range(5)]
+
+
+# -- timing ----------------------------------------------------------------------------
+
+
+def _time(run: Callable[[], object]) -> float:
+    """Median seconds of `run`, repeated for about BUDGET seconds."""
+    times: list[float] = []
+    spent = 0.0
+    while len(times) < MIN_RUNS or (spent < BUDGET and len(times) < MAX_RUNS):
+        start = time.perf_counter()
+        run()
+        took = time.perf_counter() - start
+        times.append(took)
+        spent += took
+    return statistics.median(times)
+
+
+def _quiet_cli(*args: str) -> Callable[[], None]:
+    def run() -> None:
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        with contextlib.redirect_stdout(out):
+            code = cli(list(args))
+        out.flush()
+        if code != 0 or not out.buffer.getvalue():
+            raise RuntimeError(f"addressable {' '.join(args)} failed with exit {code}")
+
+    return run
+
+
+def measure(store: ad.Store, url: str, raw_get: Callable[[], object]) -> dict[str, float]:
+    """Seconds per operation, on targets from the first sessions (present at every size)."""
+    target = list(_session(5))
+    fetched = target[7][0]  # a fetch: its key, its id
+    prefix = target[31][0].id[:8]  # a hit
+    action = next(r for r, _ in target if r.tool == "api")
+    kit = ad.Toolkit(store, session="live")
+    search = Search(kit, _Hits())
+    kit.handle("search", {"query": "what changed"})  # run once: the next ones are served
+    again = kit.handle("search", {"query": "what changed"})
+    assert again.startswith("[the same search ran at"), again
+    assert kit.outcome(action.id) is ad.Outcome.COMPLETED
+    assert [r.id for r in store.records(key=fetched.key)] == [fetched.id]
+    assert len(list(store.records(session="s000005"))) == SESSION
+    del search
+    ops: dict[str, Callable[[], object]] = {
+        "raw get": raw_get,
+        "records(key=)": lambda: list(store.records(key=fetched.key)),
+        "records(session=)": lambda: list(store.records(session="s000005")),
+        "replay prefix": lambda: kit.replay(prefix),
+        "get": lambda: store.get(fetched.id),
+        "outcome": lambda: kit.outcome(action.id),
+        "search again": lambda: kit.handle("search", {"query": "what changed"}),
+        "ls --limit 3": _quiet_cli("ls", "--limit", "3", "--store", url),
+        "ls --limit 20": _quiet_cli("ls", "--limit", "20", "--store", url),
+        "show PREFIX": _quiet_cli("show", prefix, "--store", url),
+        "stats": _quiet_cli("stats", "--store", url),
+    }
+    return {name: _time(op) for name, op in ops.items()}
+
+
+def _disk_raw_get(directory: Path) -> Callable[[], object]:
+    cache = diskcache.Cache(str(directory))
+    key = next(k for k in cache.iterkeys() if isinstance(k, str) and k.startswith("r:"))
+    return lambda: cache.get(key)
+
+
+def _redis_raw_get(url: str) -> Callable[[], object]:
+    import redis
+
+    client = redis.Redis.from_url(url.split("?", 1)[0])
+    client.set("scale-bench:raw", b"x" * 400)
+    return lambda: client.get("scale-bench:raw")
+
+
+def run_store(
+    kind: str, sizes: tuple[int, ...], tmp: Path, redis_url: str | None, log: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    if kind == "disk":
+        url = f"disk://{tmp / 'disk-store'}"
+    else:
+        assert redis_url is not None
+        url = f"{redis_url}?namespace=scale-{uuid.uuid4().hex[:8]}"
+    store = ad.open_store(url)
+    rows = []
+    filled = 0
+    try:
+        for size in sizes:
+            log(f"{kind}: filling to {size:,} records")
+            start = time.perf_counter()
+            fill(store, filled, size)
+            fill_s = time.perf_counter() - start
+            filled = size
+            raw = _disk_raw_get(tmp / "disk-store") if kind == "disk" else _redis_raw_get(url)
+            log(f"{kind}: measuring at {size:,} records")
+            seconds = measure(store, url, raw)
+            rows.append(
+                {
+                    "store": kind,
+                    "records": size,
+                    "fill_s": round(fill_s, 2),
+                    "fill_us_per_record": round(
+                        fill_s / (size - (rows[-1]["records"] if rows else 0)) * 1e6, 1
+                    ),
+                    "us": {k: round(v * 1e6, 1) for k, v in seconds.items()},
+                }
+            )
+    finally:
+        store.close()
+    base = rows[0]["us"]
+    for row in rows:
+        row["ratio_to_smallest"] = {
+            k: round(v / base[k], 2) for k, v in row["us"].items() if k != "raw get"
+        }
+        row["ratio_to_raw_get"] = {
+            k: round(v / row["us"]["raw get"], 1) for k, v in row["us"].items() if k != "raw get"
+        }
+    return rows
+
+
+@contextlib.contextmanager
+def _redis_server(workdir: Path) -> Iterator[str | None]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        yield None
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    proc = subprocess.Popen(
+        [*args, "--dir", str(workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def run(
+    sizes: tuple[int, ...],
+    *,
+    redis: str | bool | None = True,
+    quick: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """`redis`: a URL, True to start a local server if there is one, False for none."""
+    log = progress or (lambda _: None)
+    with tempfile.TemporaryDirectory(prefix="addressable-scale-") as tmp:
+        rows = run_store("disk", sizes, Path(tmp), None, log)
+        if redis is not False:
+            with contextlib.ExitStack() as stack:
+                url = (
+                    redis
+                    if isinstance(redis, str)
+                    else stack.enter_context(_redis_server(Path(tmp)))
+                )
+                if url is None:
+                    log("no redis-server on the PATH: Redis not measured")
+                else:
+                    rows += run_store("redis", sizes, Path(tmp), url, log)
+    return {
+        "benchmark": "scale",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "quick": quick,
+        "sizes": list(sizes),
+        "results": rows,
+    }
+
+
+def _duration(us: float) -> str:
+    if us >= 1e6:
+        return f"{us / 1e6:,.2f} s"
+    if us >= 1e3:
+        return f"{us / 1e3:,.1f} ms"
+    return f"{us:,.0f} µs"
+
+
+def table(figures: dict[str, Any]) -> Table:
+    t = Table(
+        title="median per operation; (xN): to the same operation at the smallest size, "
+        "in the same run"
+    )
+    t.add_column("operation")
+    rows = figures["results"]
+    for row in rows:
+        t.add_column(f"{row['store']} {row['records']:,}", justify="right")
+    for op in ("raw get", *OPERATIONS):
+        cells = []
+        for row in rows:
+            us = row["us"][op]
+            ratio = row["ratio_to_smallest"].get(op)
+            cells.append(_duration(us) + (f" (x{ratio:.1f})" if ratio is not None else ""))
+        t.add_row(op, *cells)
+    t.add_row("fill, per record", *(f"{row['fill_us_per_record']:,.0f} µs" for row in rows))
+    return t
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 and 5,000 records only")
+    parser.add_argument("--sizes", help="comma-separated record counts, e.g. 1000,10000")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--redis", metavar="URL", help="a Redis server to measure on")
+    where.add_argument("--no-redis", action="store_true", help="measure the disk store only")
+    parser.add_argument(
+        "--json",
+        metavar="PATH",
+        help="where to write the figures (default: scale.json beside this)",
+    )
+    args = parser.parse_args(argv)
+    if args.sizes:
+        sizes = tuple(sorted(int(s) for s in args.sizes.split(",")))
+    else:
+        sizes = QUICK_SIZES if args.quick else SIZES
+    if any(s < SESSION or s % SESSION for s in sizes):
+        parser.error(f"sizes must be multiples of {SESSION}")
+    if sizes[0] < 6 * SESSION:
+        parser.error(f"the smallest size must hold the target session: at least {6 * SESSION}")
+    console = Console(stderr=True)
+    redis: str | bool = False if args.no_redis else (args.redis or True)
+    figures = run(sizes, redis=redis, quick=args.quick, progress=console.log)
+    Console(width=200).print(table(figures))
+    out = args.json or (None if args.quick else str(Path(__file__).with_name("scale.json")))
+    if out:
+        Path(out).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

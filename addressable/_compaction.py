@@ -288,15 +288,22 @@ def _stubs(
     """The stub of every candidate, by tool-call id, made oldest first.
 
     What a stub leaves out is what stays in sight without it: the values the list shows
-    outside tool results (the task, the agent's words, the calls' arguments) and in the
-    stubs of the results before it (those already in the list, and those the candidates
-    before it get). Compaction never rewrites either. A stub, once made, is remembered
-    (by the kit, for the same result at the same place of the same conversation), so
-    that compacting the list again later gives the same bytes, whatever the agent has
-    said since."""
-    said_text = "\n".join([system or "", *(said(m, conversation.shape) for m in messages)])
-    made = _made_by(kit)
+    outside tool results (the task, the agent's words, the calls' arguments), in the
+    results kept whole, and in the stubs of the results before it (those already in the
+    list, and those the candidates before it get). A stub, once made, is remembered (by
+    the kit, for the same result at the same place of the same conversation), so that
+    compacting the list again later gives the same bytes, whatever was said since."""
     by_call = {c.result.call_id: c for c in candidates}
+    # What stays in sight whatever this compaction does: the text outside tool results,
+    # and the results it keeps whole (the newest, the small, the pinned). A kept result
+    # that is evicted later gets its own stub then, which carries what it showed.
+    kept = [
+        r.text
+        for r in conversation.results
+        if r.call_id not in by_call and parse_stub(r.text) is None
+    ]
+    said_text = "\n".join([system or "", *(said(m, conversation.shape) for m in messages), *kept])
+    made = _made_by(kit)
     before: list[str] = []  # the stubs of the results before the one at hand
     prefix = hashlib.blake2b(digest_size=16)  # the conversation up to the result at hand
     stubs: dict[str, tuple[Reference | Claim, str]] = {}

@@ -280,9 +280,9 @@ class DefaultSummarizer:
     def _names(self, text: str, limit: int = 200) -> list[str]:
         """Identifiers in `text` the conversation does not show yet, most telling
         first: dunders and CamelCase names (classes, exceptions), then paths and dotted
-        names, then the rest; each group in order of first appearance. A name that
-        another one holds whole (a file in its path) is left to that one."""
-        found = [n for n in _identifiers(text) if self._new(n)][: limit * 2]
+        names, then the rest; in each group the most used first. A name that another
+        one holds whole (a file in its path) is left to that one."""
+        found = [n for n in _identifiers(text, by_count=True) if self._new(n)][: limit * 2]
         whole = [n for n in found if not any(n != other and n in other for other in found)]
         return sorted(whole, key=_telling)[:limit]
 

@@ -119,9 +119,11 @@ _BLOCK = re.compile(
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 _SKIPPED = re.compile(r"<(script|style|head|nav|noscript)\b.*?</\1>", re.I | re.S)
 _HREF = re.compile(r"""href\s*=\s*["']([^"'#][^"']*)["']""", re.I)
-# A sentence: up to a stop that ends it (not the one of "e.g." or "etc.").
+# A sentence: from the start of a line or after a stop, up to a stop that ends it (not
+# the one of "e.g." or "etc.").
 _SENTENCE = re.compile(
-    r"[A-Z][^\n]{15,}?(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\b[A-Z])[.!?](?=\s|$)"
+    r"(?:(?<![^\n])|(?<=[.!?] ))[A-Z][^\n]{15,}?"
+    r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\b[A-Z])[.!?](?=\s|$)"
 )
 # The last line of an output is kept when it says how the command ended.
 _ENDING = re.compile(

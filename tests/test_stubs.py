@@ -263,3 +263,26 @@ def test_an_exact_copy_among_the_newest_is_a_stub_the_last_copy_stays(kit: ad.To
     varied = session(["x " * 300, page, page + "\nchanged", page], ["a", "b", "c", "d"])
     kept = ad.compact(varied, kit=ad.Toolkit(kit.store), keep_last=3)
     assert [e.index for e in kept.evicted] == [2, 4]
+
+
+def test_a_first_sentence_starts_where_a_sentence_starts(kit: ad.Toolkit) -> None:
+    page = (
+        "<html><head><title>multiprocessing</title></head><body>"
+        "<p>analogous to the same API) of threading.py but using processes.</p>"
+        "<p>It runs workers as separate processes, e.g. with fork, on every platform.</p>"
+        + "".join(f"<p>Paragraph {n}.</p>" for n in range(400))
+        + "</body></html>"
+    )
+    res = kit.record(
+        "fetch",
+        {"url": "https://docs.example/mp.html"},
+        page.encode(),
+        determinism="deterministic",
+        key="https://docs.example/mp.html",
+        media_type="text/html",
+    )
+    gist = ad.evict(res.record, store=kit.store).gist  # type: ignore[union-attr]
+    assert gist.startswith(
+        '"multiprocessing": It runs workers as separate processes, e.g. with fork, '
+        "on every platform."
+    )

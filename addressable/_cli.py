@@ -219,6 +219,13 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(run=None)
     bench_arguments(p)
 
+    from ._mcp.cli import DESCRIPTION as MCP
+    from ._mcp.cli import add_arguments as mcp_arguments
+
+    p = sub.add_parser("mcp", help="serve the toolkit, or proxy a server, over MCP")
+    p.description = MCP
+    mcp_arguments(p, common)
+
     p = command("pin", _pin, "keep a record through every gc")
     p.add_argument("id")
     p = command("unpin", _unpin, "let gc remove a record again")

@@ -13,6 +13,7 @@
     ├── StoreError                       the store's backend failed
     │   └── NoStore                      no store where one was to be opened, not created
     ├── BundleError                      an export bundle that cannot be imported
+    ├── ConfigError (also ValueError)    a config file that cannot be read or does not fit
     └── MissingDependency (also ImportError)  an optional extra is not installed
 
 Errors of the libraries underneath (diskcache, sqlite3, redis) are translated into
@@ -94,6 +95,10 @@ class NoStore(StoreError):
 
 class BundleError(AddressableError):
     """An export bundle that is malformed or does not match its own hashes."""
+
+
+class ConfigError(AddressableError, ValueError):
+    """A config file (of `addressable mcp`) that cannot be read or does not fit."""
 
 
 class MissingDependency(AddressableError, ImportError):

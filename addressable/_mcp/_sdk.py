@@ -1,0 +1,26 @@
+"""The parts of the `mcp` SDK used here, imported in one place: without the extra,
+importing this raises `MissingDependency` naming it."""
+
+from __future__ import annotations
+
+from .._errors import MissingDependency
+
+try:
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.exceptions import MCPError
+except ImportError as exc:  # pragma: no cover - the dev extra installs it
+    raise MissingDependency("addressable mcp", "mcp", "mcp") from exc
+
+__all__ = [
+    "Client",
+    "MCPError",
+    "Server",
+    "ServerRequestContext",
+    "StdioServerParameters",
+    "stdio_server",
+    "types",
+]

@@ -1,0 +1,157 @@
+"""The config file of `addressable mcp serve` and `addressable mcp proxy`: TOML, checked
+by pydantic, every mistake one line naming the file and the field.
+
+    timeout = 60                    # proxy: seconds an upstream call may take
+
+    [[tools]]                       # proxy: how an upstream tool's results are kept
+    match = "read_*"                # a glob on the tool name; the first rule that matches wins
+    determinism = "deterministic"   # deterministic | nondeterministic | side_effect
+    key = "{path}"                  # optional: the addressable key, from the call's arguments
+
+    [serve]                         # serve: the adapters, and how each is set up
+    adapters = ["fetch", "files", "memory", "search", "shell"]
+    files = { root = ".", writable = false }
+    memory = { root = "./memories" }
+    search = { index = "index.sqlite" }     # or { searxng = "http://127.0.0.1:8888" }
+    shell = { cwd = ".", pure = ["git log"], writes = ["git commit"] }
+
+Where no rule names a tool, the hints the upstream declares decide: `destructiveHint`
+true, or `readOnlyHint` false, make it a side effect (an Action, never re-run);
+`readOnlyHint` true makes it nondeterministic (a read of a world that may change: a
+Claim). A tool with neither, or unknown, is nondeterministic. Only a rule makes a tool
+deterministic: no hint says that the same arguments give the same content.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import string
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .._errors import ConfigError
+from .._models import Determinism
+
+AdapterName = Literal["fetch", "search", "shell", "files", "memory"]
+ADAPTERS: tuple[str, ...] = ("fetch", "search", "shell", "files", "memory")
+DEFAULT_TIMEOUT = 60.0
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolRule(_Strict):
+    """How the results of the upstream tools whose name matches `match` are kept."""
+
+    match: str = Field(min_length=1)
+    determinism: Determinism
+    key: str | None = None
+
+    @field_validator("key")
+    @classmethod
+    def _template(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                fields = [f for _, f, _, _ in string.Formatter().parse(value) if f is not None]
+            except ValueError as exc:
+                raise ValueError(f"key template {value!r} is malformed: {exc}") from None
+            if any(not f.isidentifier() for f in fields):
+                raise ValueError(f"key template {value!r}: name arguments only, as {{path}}")
+        return value
+
+    def key_of(self, arguments: Mapping[str, Any]) -> str | None:
+        """The key for a call, or None when the template names an argument not given."""
+        if self.key is None:
+            return None
+        try:
+            return self.key.format_map({k: _plain(v) for k, v in arguments.items()})
+        except (KeyError, IndexError):
+            return None
+
+
+class FilesConfig(_Strict):
+    root: str = "."
+    writable: bool = False
+
+
+class MemoryConfig(_Strict):
+    root: str = "./memories"
+
+
+class SearchConfig(_Strict):
+    index: str | None = None  # an SQLite FTS5 index file (LocalIndex)
+    searxng: str | None = None  # a SearXNG instance's base URL
+
+
+class ShellConfig(_Strict):
+    cwd: str = "."
+    pure: list[str] = Field(default_factory=list)
+    writes: list[str] = Field(default_factory=list)
+    env_allow: list[str] | None = None
+    timeout: float = Field(default=60.0, gt=0)
+
+
+class FetchConfig(_Strict):
+    timeout: float = Field(default=30.0, gt=0)
+    max_bytes: int = Field(default=5_000_000, gt=0)
+
+
+class ServeConfig(_Strict):
+    adapters: list[AdapterName] = Field(default_factory=list)
+    fetch: FetchConfig = Field(default_factory=FetchConfig)
+    files: FilesConfig = Field(default_factory=FilesConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    shell: ShellConfig = Field(default_factory=ShellConfig)
+
+
+class McpConfig(_Strict):
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    tools: list[ToolRule] = Field(default_factory=list)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
+
+    def rule_for(self, tool: str) -> ToolRule | None:
+        return next((r for r in self.tools if fnmatch.fnmatchcase(tool, r.match)), None)
+
+    def determinism_of(self, tool: str, annotations: Any) -> tuple[Determinism, str]:
+        """The determinism of an upstream tool's results, and what decided it."""
+        rule = self.rule_for(tool)
+        if rule is not None:
+            return rule.determinism, f"rule {rule.match!r}"
+        read_only = getattr(annotations, "read_only_hint", None)
+        destructive = getattr(annotations, "destructive_hint", None)
+        if destructive is True or read_only is False:
+            return Determinism.SIDE_EFFECT, "its hints (writes)"
+        if read_only is True:
+            return Determinism.NONDETERMINISTIC, "its hints (read-only)"
+        return Determinism.NONDETERMINISTIC, "no rule or hint"
+
+
+def load_config(path: str | Path | None) -> McpConfig:
+    """The config in the TOML file at `path` (defaults when None); `ConfigError`, one
+    line naming the file and the field, when it cannot be read or does not fit."""
+    if path is None:
+        return McpConfig()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"config {path}: cannot read it: {exc.strerror or exc}") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config {path}: not TOML: {exc}") from exc
+    try:
+        return McpConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"config {path}: {where}: {message}{more}") from None
+
+
+def _plain(value: Any) -> Any:
+    return value if isinstance(value, str | int | float | bool) else str(value)

@@ -1,0 +1,227 @@
+"""`addressable mcp proxy`: stand in front of an upstream MCP server, record each of its
+results and return it with a link to the record beside the original content.
+
+The upstream is a `Client` on the proxy's own event loop, and its calls are awaited
+there; the store is written from a worker thread. A result is stored whole: the
+`CallToolResult` as the upstream sent it, as JSON (`application/json`, its record's
+`meta.mcp` = "CallToolResult"), so that text, images and structured content come back
+exactly. An error the upstream reports (`isError`), a call that outlives the timeout,
+and an upstream that exits mid-call are recorded as errors and reach the client as
+errors: the proxy never makes up a result. A side effect whose call ended in any of
+those is recorded with outcome `unknown`: it may or may not have happened.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from .._errors import AddressableError, DeadlineExceeded
+from .._models import Determinism, Outcome, Record, Status
+from .._replaytool import DESCRIPTION as REPLAY_DESCRIPTION
+from .._replaytool import NAME as REPLAY
+from .._replaytool import SCHEMA as REPLAY_SCHEMA
+from .._stores import Store
+from .._toolkit import RecordOptions, Toolkit
+from . import results
+from ._sdk import (
+    Client,
+    MCPError,
+    Server,
+    ServerRequestContext,
+    StdioServerParameters,
+    stdio_server,
+    types,
+)
+from .config import McpConfig
+
+MEDIA_TYPE = "application/json"
+KIND = "CallToolResult"  # meta.mcp of a record whose payload is a whole CallToolResult
+EXIT_OK = 0
+EXIT_FAILURE = 5
+
+
+class UpstreamGone(ConnectionError):
+    """The upstream server's connection closed (it exited or crashed)."""
+
+
+class Proxy:
+    """The upstream's tools, each call recorded in `kit`, plus `replay_result`."""
+
+    def __init__(self, kit: Toolkit, config: McpConfig, client: Client) -> None:
+        self.kit = kit
+        self.config = config
+        self.client = client
+        self.tools: dict[str, types.Tool] = {}
+        self.gone: str | None = None  # why the upstream is unusable, once it is
+
+    async def list_tools(self) -> list[types.Tool]:
+        if self.gone is not None:
+            raise MCPError(code=types.INTERNAL_ERROR, message=self.gone)
+        listed: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            page = await self.client.list_tools(cursor=cursor)
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        self.tools = {t.name: t for t in listed}
+        replay = types.Tool(name=REPLAY, description=REPLAY_DESCRIPTION, input_schema=REPLAY_SCHEMA)
+        return [*(t for t in listed if t.name != REPLAY), replay]
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        if name == REPLAY:
+            return await self.replay(arguments)
+        if self.gone is not None:
+            raise MCPError(code=types.INTERNAL_ERROR, message=f"{self.gone}; nothing was sent")
+        tool = self.tools.get(name)
+        determinism, _ = self.config.determinism_of(name, tool.annotations if tool else None)
+        rule = self.config.rule_for(name)
+        key = rule.key_of(arguments) if rule else None
+        action = determinism is Determinism.SIDE_EFFECT
+        try:
+            result = await self.client.session.call_tool(
+                name, arguments, read_timeout_seconds=self.config.timeout
+            )
+        except Exception as exc:
+            failure = self._failure(name, exc)
+            record = await self._record_failure(name, arguments, failure, determinism, key)
+            code = exc.code if isinstance(exc, MCPError) else types.INTERNAL_ERROR
+            if isinstance(failure, DeadlineExceeded | UpstreamGone):
+                code = types.INTERNAL_ERROR
+            outcome = ", outcome unknown" if action else ""
+            message = f"{_one_line(failure)} (recorded as {record.id}{outcome})"
+            raise MCPError(code=code, message=message) from exc
+        payload = result.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+        options: RecordOptions = {"key": key, "media_type": MEDIA_TYPE, "meta": {"mcp": KIND}}
+        if result.is_error:
+            options["status"] = Status.ERROR
+            options["error"] = _first_text(result) or "the upstream tool reported an error"
+        if action:
+            options["outcome"] = Outcome.UNKNOWN if result.is_error else Outcome.COMPLETED
+        stored = await anyio.to_thread.run_sync(
+            functools.partial(
+                self.kit.record, name, arguments, payload, determinism=determinism, **options
+            )
+        )
+        return _linked(result, stored.record)
+
+    async def replay(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        """A stored upstream result as it came, when asked whole; any other record, a
+        range, a pattern or a cap, and every failure: `replay_result`'s own text."""
+        wanted = arguments.get("id")
+        whole = set(arguments) == {"id"}
+        record: Record | None = None
+        if isinstance(wanted, str):
+            try:
+                record = self.kit.get(wanted)
+            except AddressableError:
+                record = None
+        if whole and record is not None and record.meta.get("mcp") == KIND:
+            result = await anyio.to_thread.run_sync(self.kit.replay, record.id)
+            original = types.CallToolResult.model_validate_json(result.payload)
+            return _linked(original, record)
+        text = await self.kit.ahandle(REPLAY, arguments)
+        content: list[Any] = [types.TextContent(type="text", text=text)]
+        failed = text.startswith("error: ")
+        if record is not None and not failed:
+            content.append(results.link(record))
+        return types.CallToolResult(content=content, is_error=failed)
+
+    def _failure(self, name: str, exc: Exception) -> Exception:
+        """What went wrong with a call, as the exception to record."""
+        code = exc.code if isinstance(exc, MCPError) else None
+        if code == types.REQUEST_TIMEOUT or isinstance(exc, TimeoutError):
+            return DeadlineExceeded(
+                f"upstream tool {name!r} did not answer within {self.config.timeout:g}s"
+            )
+        if code == types.CONNECTION_CLOSED or isinstance(exc, anyio.ClosedResourceError):
+            self.gone = "the upstream server has exited (it closed the connection)"
+            return UpstreamGone(
+                f"the upstream server closed the connection during {name!r} (it exited or crashed)"
+            )
+        return exc
+
+    async def _record_failure(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        exc: Exception,
+        determinism: Determinism,
+        key: str | None,
+    ) -> Record:
+        outcome = Outcome.UNKNOWN if determinism is Determinism.SIDE_EFFECT else None
+        recorded = await anyio.to_thread.run_sync(
+            functools.partial(
+                self.kit.record_failure,
+                name,
+                arguments,
+                exc,
+                determinism=determinism,
+                key=key,
+                outcome=outcome,
+                meta={"mcp": "error"},
+            )
+        )
+        return recorded.record
+
+    def server(self) -> Server[Any]:
+        server: Server[Any] = Server("addressable-proxy")
+
+        async def list_tools(
+            ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        ) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=await self.list_tools())
+
+        async def call_tool(
+            ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        ) -> types.CallToolResult:
+            return await self.call(params.name, dict(params.arguments or {}))
+
+        server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
+        server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+        results.install(server, self.kit)
+        return server
+
+
+def run(store: Store, config: McpConfig, command: list[str]) -> int:
+    """Start `command` as the upstream and serve in front of it on stdio."""
+    try:
+        anyio.run(_main, store, config, command)
+    except OSError as exc:
+        print(f"addressable: error: cannot start {command[0]!r}: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
+async def _main(store: Store, config: McpConfig, command: list[str]) -> None:
+    kit = Toolkit(store)
+    upstream = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    async with Client(upstream, cache=None) as client:
+        proxy = Proxy(kit, config, client)
+        await proxy.list_tools()
+        server = proxy.server()
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+
+def _linked(result: types.CallToolResult, record: Record) -> types.CallToolResult:
+    """The result as it came, with a link to its record beside the original content."""
+    return result.model_copy(update={"content": [*result.content, results.link(record)]})
+
+
+def _first_text(result: types.CallToolResult) -> str | None:
+    for block in result.content:
+        if isinstance(block, types.TextContent) and block.text.strip():
+            return _one_line(block.text)[:300]
+    return None
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).split())

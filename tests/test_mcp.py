@@ -1,0 +1,319 @@
+"""`addressable mcp serve` and `addressable mcp proxy`, as real subprocesses, talked to
+with the SDK's own client over stdio; the proxy in front of a real upstream server
+(tests/mcp_upstream.py) written with the SDK."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+UPSTREAM = Path(__file__).with_name("mcp_upstream.py")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.pop("ADDRESSABLE_STORE", None)
+    return env
+
+
+def addressable(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "addressable", *args],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+
+
+def session(store: Path, *args: str, cwd: Path | None = None) -> Client:
+    command = ["-m", "addressable", "mcp", *args[:1], "--store", str(store), *args[1:]]
+    params = StdioServerParameters(command=sys.executable, args=command, env=_env(), cwd=cwd)
+    return Client(params, cache=None)
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(scenario)
+
+
+def link_of(result: types.CallToolResult) -> types.ResourceLink:
+    links = [c for c in result.content if isinstance(c, types.ResourceLink)]
+    assert len(links) == 1, result
+    assert links[0].uri.startswith("addressable://result/")
+    return links[0]
+
+
+def texts(result: types.CallToolResult) -> list[str]:
+    return [c.text for c in result.content if isinstance(c, types.TextContent)]
+
+
+def records(store: Path) -> list[dict[str, Any]]:
+    """The store's records, as another process's `addressable ls --json` sees them."""
+    listed = addressable("ls", "--store", str(store), "--json")
+    assert listed.returncode == 0, listed.stderr
+    found: list[dict[str, Any]] = json.loads(listed.stdout)
+    return found
+
+
+def test_serve_gives_every_result_an_id_readable_as_a_resource(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("first line\nsecond line: é\n", encoding="utf-8")
+    (work / "blob.bin").write_bytes(bytes(range(256)))
+    store = tmp_path / "store"
+
+    async def scenario() -> None:
+        async with session(store, "serve", "files", "memory", "--root", str(work)) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert sorted(names) == ["files", "memory", "replay_result"]
+
+            result = await client.call_tool("files", {"command": "read", "path": "notes.txt"})
+            assert not result.is_error
+            assert texts(result) == ["first line\nsecond line: é\n"]
+            link = link_of(result)
+            record_id = link.uri.rsplit("/", 1)[1]
+            read = await client.read_resource(link.uri)
+            (contents,) = read.contents
+            assert isinstance(contents, types.TextResourceContents)
+            assert contents.text.encode("utf-8") == (work / "notes.txt").read_bytes()
+            assert contents.mime_type == link.mime_type
+
+            binary = await client.call_tool("files", {"command": "read", "path": "blob.bin"})
+            read = await client.read_resource(link_of(binary).uri)
+            (blob,) = read.contents
+            assert isinstance(blob, types.BlobResourceContents)
+            assert base64.b64decode(blob.blob) == bytes(range(256))
+
+            for asked in (record_id, record_id[:8]):
+                again = await client.call_tool("replay_result", {"id": asked})
+                assert not again.is_error
+                assert texts(again) == ["first line\nsecond line: é\n"]
+                assert link_of(again).uri == link.uri
+
+            templates = await client.list_resource_templates()
+            assert [t.uri_template for t in templates.resource_templates] == [
+                "addressable://result/{id}"
+            ]
+            listed = await client.list_resources()
+            assert link.uri in {r.uri for r in listed.resources}
+
+            with pytest.raises(MCPError) as raised:
+                await client.read_resource("addressable://result/0123456789abcdef")
+            assert "no result with id 0123456789abcdef" in raised.value.message
+            assert "Internal server error" not in raised.value.message
+            with pytest.raises(MCPError) as raised:
+                await client.read_resource("addressable://result/not-an-id")
+            assert "not a result id" in raised.value.message
+
+            unknown = await client.call_tool("replay_result", {"id": "0123456789abcdef"})
+            assert unknown.is_error
+            assert texts(unknown)[0].startswith("error: no result with id 0123456789abcdef")
+
+            refused = await client.call_tool("files", {"command": "read", "path": "../../etc"})
+            assert refused.is_error
+
+    run(scenario)
+    seen = {r["id"]: r for r in records(store)}
+    assert any(r["tool"] == "files" and r["args"]["path"] == "notes.txt" for r in seen.values())
+
+
+CONFIG = """\
+timeout = 1.5
+
+[[tools]]
+match = "read_*"
+determinism = "deterministic"
+key = "doc:{path}"
+"""
+
+
+def test_proxy_records_the_upstream_exactly_and_passes_failures_through(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    config = tmp_path / "proxy.toml"
+    config.write_text(CONFIG)
+    marker = tmp_path / "deleted-marker"
+    upstream = ("--", sys.executable, str(UPSTREAM))
+    seen: dict[str, types.CallToolResult] = {}
+
+    async def scenario() -> None:
+        async with session(store, "proxy", "--config", str(config), *upstream) as client:
+            tools = (await client.list_tools()).tools
+            names = [t.name for t in tools]
+            expected = ["echo", "read_doc", "picture", "weather", "fails", "slow_delete", "crash"]
+            assert names == [*expected, "replay_result"]
+            # the upstream's definitions, unchanged
+            echo = next(t for t in tools if t.name == "echo")
+            assert echo.annotations is not None and echo.annotations.read_only_hint is True
+            weather = next(t for t in tools if t.name == "weather")
+            assert weather.output_schema is not None
+
+            result = await client.call_tool("echo", {"text": "hi"})
+            assert texts(result) == ["HI"]
+            link = link_of(result)
+            read = await client.read_resource(link.uri)
+            (stored,) = read.contents
+            assert isinstance(stored, types.TextResourceContents)
+            original = types.CallToolResult.model_validate_json(stored.text)
+            assert original.content == result.content[:-1]  # the link was only added
+            seen["echo"] = result
+            seen["echo-stored"] = original
+
+            record_id = link.uri.rsplit("/", 1)[1]
+            for asked in (record_id, record_id[:8]):
+                again = await client.call_tool("replay_result", {"id": asked})
+                assert again.content == result.content
+                assert again.structured_content == result.structured_content
+
+            picture = await client.call_tool("picture", {})
+            images = [c for c in picture.content if isinstance(c, types.ImageContent)]
+            assert len(images) == 1 and images[0].mime_type == "image/png"
+            assert base64.b64decode(images[0].data) == bytes(range(256)) * 3
+            replayed = await client.call_tool("replay_result", {"id": link_of(picture).uri[-16:]})
+            assert replayed.content == picture.content
+
+            structured = await client.call_tool("weather", {"city": "Oslo"})
+            assert structured.structured_content == {"city": "Oslo", "celsius": 21.5}
+            seen["weather"] = structured
+
+            doc = await client.call_tool("read_doc", {"path": "a/b.md"})
+            seen["read_doc"] = doc
+
+            failed = await client.call_tool("fails", {"reason": "no disk"})
+            assert failed.is_error
+            assert "cannot do it: no disk" in texts(failed)[0]
+            seen["fails"] = failed
+
+            started = time.monotonic()
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("slow_delete", {"path": str(marker), "seconds": 4})
+            assert time.monotonic() - started < 4
+            assert "did not answer within 1.5s" in raised.value.message
+            assert "outcome unknown" in raised.value.message
+
+            with pytest.raises(MCPError) as raised:
+                await client.read_resource("addressable://result/fedcba9876543210")
+            assert raised.value.message.startswith("no result with id fedcba9876543210")
+
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("crash", {})
+            assert "closed the connection during 'crash'" in raised.value.message
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("echo", {"text": "again"})
+            assert "nothing was sent" in raised.value.message
+            # the store is still served after the upstream is gone
+            assert (await client.read_resource(link.uri)).contents == read.contents
+
+    run(scenario)
+    assert not marker.exists()  # the slow delete had not happened when it was recorded
+
+    by_tool: dict[str, list[dict[str, Any]]] = {}
+    for r in records(store):  # another process, the same disk store
+        by_tool.setdefault(r["tool"], []).append(r)
+    tools = {"echo", "picture", "weather", "read_doc", "fails", "slow_delete", "crash"}
+    assert set(by_tool) == tools
+
+    (echo,) = by_tool["echo"]
+    assert echo["media_type"] == "application/json" and echo["determinism"] == "nondeterministic"
+    raw = addressable("replay", "--store", str(store), echo["id"])
+    assert raw.returncode == 0
+    assert types.CallToolResult.model_validate_json(raw.stdout) == seen["echo-stored"]
+    assert echo["size"] == len(raw.stdout.encode("utf-8"))
+
+    (doc,) = by_tool["read_doc"]
+    assert doc["determinism"] == "deterministic" and doc["key"] == "doc:a/b.md"
+    (fails,) = by_tool["fails"]
+    assert fails["status"] == "error" and "cannot do it: no disk" in fails["error"]
+    (slow,) = by_tool["slow_delete"]
+    assert slow["determinism"] == "side_effect"  # from the upstream's destructiveHint
+    assert slow["outcome"] == "unknown" and slow["status"] == "error"
+    (crash,) = by_tool["crash"]
+    assert crash["status"] == "error" and "closed the connection" in crash["error"]
+
+
+def test_a_bad_config_or_command_is_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text('[[tools]]\nmatch = "x"\ndeterminism = "sometimes"\n')
+    done = addressable(
+        "mcp", "proxy", "--store", str(tmp_path / "s"), "--config", str(config), "--", "true"
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"addressable: error: config {config}: tools.0.determinism:")
+
+    config.write_text('[[tools]]\nmatch = "x"\ndeterminism = "deterministic"\nkey = "{a b}"\n')
+    done = addressable("mcp", "proxy", "--config", str(config), "--", "true")
+    assert done.returncode == 2 and "key template" in done.stderr
+
+    done = addressable("mcp", "proxy", "--store", str(tmp_path / "s"))
+    assert done.returncode == 2
+    assert "needs the upstream server's command after --" in done.stderr
+
+    done = addressable("mcp", "serve", "teleport", "--store", str(tmp_path / "s"))
+    assert done.returncode == 2 and "unknown adapter 'teleport'" in done.stderr
+
+
+def test_serve_over_http_on_loopback(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "addressable", "mcp", "serve", "memory", "--http", str(port)]
+    command += ["--store", str(tmp_path / "store"), "--memory-dir", str(tmp_path / "mem")]
+    server = subprocess.Popen(command, env=_env(), stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+
+        async def scenario() -> None:
+            async with Client(f"http://127.0.0.1:{port}/mcp", cache=None) as client:
+                made = await client.call_tool(
+                    "memory", {"command": "create", "path": "/memories/a.md", "file_text": "x"}
+                )
+                assert not made.is_error, made
+                read = await client.read_resource(link_of(made).uri)
+                assert read.contents
+
+        run(scenario)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        if server.stderr is not None:
+            server.stderr.close()
+
+
+def test_without_the_extra_the_error_names_it() -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "import addressable as ad\n"
+        "try:\n"
+        "    import addressable._mcp.server\n"
+        "except ad.MissingDependency as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env())
+    assert "pip install 'addressable-tools[mcp]'" in done.stdout

@@ -84,14 +84,17 @@ def make_stub(
             label=_label(record) if label else "",
             observed_at=record.observed_at,
         )
-    # The default summariser scales its gist itself (with the result and with the
-    # values it carries); another gets a share of the result's tokens.
-    room = budget if summarizer is None else stub_budget(tokens, budget) + _head(skeleton)
 
-    def line(item: Reference | Claim) -> str:
+    def line(item: Reference | Claim, room: int | None) -> str:
         return stub_for(item, room, id=shown_id, key=show_key)
 
-    left = room - count_tokens(line(skeleton))
+    # The default summariser scales its gist itself (with the result and with the
+    # values it carries); another gets a share of the result's tokens.
+    room = budget
+    if summarizer is not None:
+        room = min(budget, stub_budget(tokens, budget) + count_tokens(line(skeleton, None)))
+
+    left = room - count_tokens(line(skeleton, room))
     if superseded:  # what a later result of the same call or key says instead
         gist = "read again later" if isinstance(skeleton, Reference) else "run again later"
     else:
@@ -101,14 +104,10 @@ def make_stub(
     field = "gist" if isinstance(skeleton, Reference) else "text"
     item = skeleton.model_copy(update={field: gist})
     # The whole stub must fit: leave out the gist's last parts until it does.
-    while gist and count_tokens(line(item)) > room:
+    while gist and count_tokens(line(item, room)) > room:
         gist = _shorter(gist)
         item = skeleton.model_copy(update={field: gist})
-    return item, line(item)
-
-
-def _head(item: Reference | Claim) -> int:
-    return count_tokens(stub_for(item, id=item.id[:SHORT_ID]))
+    return item, line(item, room)
 
 
 def _shorter(text: str) -> str:

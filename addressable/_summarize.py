@@ -1,21 +1,25 @@
 """The default summariser: what a stub keeps of a result, without a model.
 
 Agents reuse what they first saw inside a result (a path from a grep, a reservation id
-from a lookup, a URL from a search), so a stub keeps those: identifiers first, then as
-much of the rest as the token budget allows. A gist is made of whole parts (a sentence,
-a value, a line): a part that does not fit is left out, never cut, so that no gist ends
-in a broken fragment.
+from a lookup, a URL from a search), so a stub keeps those. It pays for itself: it takes
+the room its essential values need, and for the rest a small share of the result it
+replaces (`STUB_SHARE`, `PAGE_SHARE`, at least `GIST_FLOOR` tokens), within the budget.
+A gist is made of whole parts (a sentence, a value, a line): a part that does not fit is
+left out, never cut, so that no gist ends in a broken fragment.
 
 - search: the query, then the URL (and the title, where there is room) of the hits in
   rank order, at least the first three; no hits is a negative finding
-- a page: its title and its first sentence, then the links and names it holds
-- command output: the exit code, the paths and identifiers it names, and its last line
-  when that says how it ended (an error, a test summary)
-- JSON (API responses, tool calls): the identifying fields of the resources it holds:
-  ids and codes first, then dates, amounts, names and statuses
+- a page: its title and its first sentence, then the pages it links to and its names
+- command output: how it ended when that says something (a non-zero exit code, a last
+  line with an error or a test summary), the names of what failed, the paths it lists;
+  then its other names, CamelCase and dunders first, then paths and dotted names, the
+  most used first
+- JSON (API responses, tool calls): the ids, codes and dates of the resources it holds;
+  then names, amounts and statuses where there is room
 
 Values the conversation already shows (`known`: the task, the agent's own words, the
-call's arguments) are not repeated: the stub's room goes to what would otherwise be lost.
+calls' arguments, the results kept whole, the stubs before) are not repeated: the room
+goes to what would otherwise be lost.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ STUB_SHARE = 0.02  # besides its essential values, a gist takes this share of th
 PAGE_SHARE = 0.01  # ...of a page (pages are long, and their links are many)...
 GIST_FLOOR = 12  # ...and never less than this many tokens (a JSON document: none)
 SEARCH_HITS = 3  # hits of a search whose URL a stub always keeps
-NAMED = 8  # names of definitions, failures and paths an output's stub always keeps
+NAMED = 8  # names of what failed (tests, errors) an output's stub always keeps
 
 
 def stub_budget(tokens: int, cap: int = DEFAULT_BUDGET) -> int:
@@ -46,10 +50,6 @@ def stub_budget(tokens: int, cap: int = DEFAULT_BUDGET) -> int:
     summariser other than the default one writes it: a share of what it replaces, so
     that a small result gets a small stub, within `cap`."""
     return max(1, min(cap, max(GIST_FLOOR, round(tokens * STUB_SHARE))))
-
-
-def _cost(part: Part) -> int:
-    return count_tokens((part.text() if isinstance(part, Items) else part) + "; ")
 
 
 class Summarizer(Protocol):
@@ -74,6 +74,11 @@ class Items:
 
 
 Part = str | Items
+
+
+def _cost(part: Part) -> int:
+    return count_tokens((part.text() if isinstance(part, Items) else part) + "; ")
+
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
 _PATH = re.compile(

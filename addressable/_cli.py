@@ -49,7 +49,7 @@ EPILOG = """\
 store:
   --store URL, or $ADDRESSABLE_STORE: memory://, disk:///path, or a directory.
   The default is a disk store in $ADDRESSABLE_HOME, or ./.addressable when unset.
-  Only import creates a store; every other command needs one that exists.
+  Only import and mcp create a store; every other command needs one that exists.
 
 output:
   What tools and models wrote (names, keys, arguments, errors, content) is printed as
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.close()
     except NoStore as exc:
         return _fail(
-            f"no store at {_visible(str(exc.path))}: {exc.why}; only import creates a store: "
+            f"no store at {_visible(str(exc.path))}: {exc.why}; only import and mcp create a store: "
             "check --store and $ADDRESSABLE_STORE",
             EXIT_FAILURE,
         )

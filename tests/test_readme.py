@@ -41,3 +41,23 @@ def test_cli_section_lists_only_real_commands() -> None:
     assert choices is not None
     assert named <= set(choices)
     assert {"ls", "show", "replay", "verify", "stats", "gc", "export", "import"} <= named
+
+
+def test_mcp_section_config_and_client_snippets_are_valid(tmp_path: Path) -> None:
+    import json
+
+    from addressable._mcp.config import load_config
+
+    text = README.read_text()
+    section = re.search(r"## MCP.*?\n(.*?)\n## ", text, re.S)
+    assert section is not None
+    (toml,) = re.findall(r"```toml\n(.*?)```", section[1], re.S)
+    (tmp_path / "proxy.toml").write_text(toml)
+    config = load_config(tmp_path / "proxy.toml")
+    assert config.tools and config.tools[0].key == "{path}"
+    snippets = [json.loads(s) for s in re.findall(r"```json\n(.*?)```", section[1], re.S)]
+    assert len(snippets) == 2
+    for snippet in snippets:
+        (server,) = snippet["mcpServers"].values()
+        assert server["command"] == "addressable" and server["args"][0] == "mcp"
+        assert server["args"][1] in {"proxy", "serve"}

@@ -105,8 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             store.close()
     except NoStore as exc:
         return _fail(
-            f"no store at {_visible(str(exc.path))}: {exc.why}; only import and mcp create a store: "
-            "check --store and $ADDRESSABLE_STORE",
+            f"no store at {_visible(str(exc.path))}: {exc.why}; only import and mcp create "
+            "a store: check --store and $ADDRESSABLE_STORE",
             EXIT_FAILURE,
         )
     except (BadId, AmbiguousId, NotReplayable, ArgumentError) as exc:

@@ -56,7 +56,10 @@ class GcReport(BaseModel):
 
 
 class StoreStats(BaseModel):
-    """Counts and sizes of what a store holds."""
+    """Counts and sizes of what a store holds, as its indexes keep them (nothing is
+    counted when asked). `blobs` and `blob_bytes` are the payloads stored, each once;
+    `sessions` the sessions that saw a record, first or again; `oldest` and `newest`
+    the first observations of the oldest and newest records."""
 
     location: str
     records: int

@@ -68,6 +68,7 @@ def default_home() -> Path:
 
 class _DiskBackend:
     failures = _FAILURES
+    ranged_keys = True  # diskcache's index on keys: `keys(prefix)` reads only those
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory.resolve()
@@ -178,8 +179,8 @@ class _DiskBackend:
     @translated("reading an index")
     def prefixed(self, name: str, prefix: str) -> list[str]:
         rows = self._sql(
-            "SELECT member FROM addressable_index WHERE name = ? AND member >= ? AND member < ? "
-            "ORDER BY member",
+            "SELECT member FROM addressable_index "
+            "WHERE name = ? AND score = 0 AND member >= ? AND member < ? ORDER BY member",
             (name, prefix, prefix + "\U0010ffff"),
         )
         return [member for (member,) in rows]

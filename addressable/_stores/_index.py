@@ -22,8 +22,9 @@ gives: observed_at, then id):
     #blobs            member: a payload's address; score: its size in bytes
     seen              records seen again, once a later sighting; score: minus its time
                       (the lowest is the latest); with `#time`, for `since`
-    ids               every record; score 0, for ids by prefix
-    tombs             ids removed by gc; score 0
+    ids               every record; score 0, for ids by prefix (not kept on a backend
+                      whose keys are ranged: its own keys serve)
+    tombs             ids removed by gc; score 0 (likewise)
     key:<key>         the records of an addressable key
     session:<name>    the records seen in the session, once a sighting in it (the
                       record's own, or a later one); score: the sighting's time
@@ -71,15 +72,16 @@ def refs(record: Record) -> list[str]:
     return sorted(found)
 
 
-def record_entries(record: Record) -> list[Entry]:
-    """What a new record adds to the indexes."""
+def record_entries(record: Record, *, ids: bool = True) -> list[Entry]:
+    """What a new record adds to the indexes (`ids`: to `ids` too)."""
     rid, at = record.id, micros(record.observed_at)
     entries: list[Entry] = [
         (TIME, at, rid),
-        (IDS, 0, rid),
         (TOOLS, 0, record.tool),
         (TOOL + record.tool, at, rid),
     ]
+    if ids:
+        entries.append((IDS, 0, rid))
     if record.key is not None:
         entries.append((KEY + record.key, at, rid))
     if record.session is not None:
@@ -97,10 +99,10 @@ def sighting_entries(record_id: str, seen: Observation) -> list[Entry]:
     return entries
 
 
-def all_entries(record: Record, later: Iterable[Observation]) -> list[Entry]:
+def all_entries(record: Record, later: Iterable[Observation], *, ids: bool = True) -> list[Entry]:
     """Every entry of a record and its later sightings, but those of the `#tools` and
     `#sessions` registries (which other records may share): what gc removes."""
-    entries = record_entries(record)
+    entries = record_entries(record, ids=ids)
     for seen in later:
         entries += sighting_entries(record.id, seen)
     return [e for e in entries if e[0] not in (TOOLS, SESSIONS)]

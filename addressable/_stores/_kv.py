@@ -86,6 +86,9 @@ class Backend(Protocol):
     """Bytes under string keys: the part of a store that differs by where data lives."""
 
     location: str
+    # Whether `keys(prefix)` reads only the keys with the prefix (they are kept in
+    # order): then ids are resolved from the keys of records, with no index of their own.
+    ranged_keys: bool
 
     def get(self, key: str) -> bytes | None: ...
 
@@ -211,6 +214,7 @@ class KeyValueStore:
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
+        self._ids = not backend.ranged_keys  # ids need an index of their own
         if backend.members(INDEXES) != [VERSION]:
             self._index_once()
 
@@ -244,7 +248,7 @@ class KeyValueStore:
             payload,
             RECORD + record.id,
             value,
-            record_entries(record),
+            record_entries(record, ids=self._ids),
             [(BLOBS, len(payload), digest[:_ADDRESS])],
         ):
             observation = Observation(at=record.observed_at, session=record.session)
@@ -319,9 +323,14 @@ class KeyValueStore:
             ):
                 return prefix
             raise NotFound(f"no result with id {prefix}")
-        matches = self._backend.prefixed(IDS, prefix)
+        if self._ids:
+            matches = self._backend.prefixed(IDS, prefix)
+            expired = [] if matches else self._backend.prefixed(TOMBS, prefix)
+        else:
+            matches = [k[len(RECORD) :] for k in self._backend.keys(RECORD + prefix)]
+            gone = [] if matches else self._backend.keys(TOMBSTONE + prefix)
+            expired = [k[len(TOMBSTONE) :] for k in gone]
         if not matches:
-            expired = self._backend.prefixed(TOMBS, prefix)
             if len(expired) == 1:
                 return expired[0]
             raise NotFound(f"no result id starts with {prefix!r}")
@@ -574,11 +583,11 @@ class KeyValueStore:
             by_id = {r.id: r for _, r in live}
             emptied: set[str] = set()  # tool and session indexes that may now be empty
             for record_id in removed:
-                entries = all_entries(by_id[record_id], later_of[record_id])
+                entries = all_entries(by_id[record_id], later_of[record_id], ids=self._ids)
                 b.delete(RECORD + record_id)
                 b.delete(OBSERVED + record_id)
                 b.set(TOMBSTONE + record_id, tomb)
-                b.index(add=[(TOMBS, 0, record_id)], remove=entries)
+                b.index(add=[(TOMBS, 0, record_id)] if self._ids else [], remove=entries)
                 emptied.update(n for n, _, _ in entries if n.startswith((TOOL, SESSION)))
             # A tool or a session none of whose records is left leaves its registry.
             unused = [
@@ -669,7 +678,7 @@ class KeyValueStore:
                 if raw is None:
                     continue
                 record = _load_record(k[len(RECORD) :], raw)
-                entries = record_entries(record)
+                entries = record_entries(record, ids=self._ids)
                 for seen in self._later(record.id):
                     entries += sighting_entries(record.id, seen)
             except IntegrityError:
@@ -688,7 +697,8 @@ class KeyValueStore:
             size = sizes.get(address)
             batch.append((BLOBS, len(b.get(k) or b"") if size is None else size, address))
         batch += [(PINS, 0, k[len(PIN) :]) for k in b.keys(PIN)]
-        batch += [(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)]
+        if self._ids:
+            batch += [(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)]
         b.index(add=[*batch, (INDEXES, 0, VERSION)])
         return indexed
 

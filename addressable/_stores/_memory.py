@@ -12,6 +12,7 @@ from ._kv import KeyValueStore
 
 class _MemoryBackend:
     location = "memory://"
+    ranged_keys = False
 
     def __init__(self) -> None:
         self._data: dict[str, bytes] = {}

@@ -26,24 +26,23 @@ local function add(first, n, at, totals)
   for i = 0, n - 1 do
     local key, j = KEYS[first + i], at + 3 * i
     local score, member, name = ARGV[j], ARGV[j + 1], ARGV[j + 2]
-    local old = redis.call('ZSCORE', key, member)
-    if not old then
-      redis.call('ZADD', key, score, member)
-      if string.sub(name, 1, 1) == '#' then redis.call('HINCRBYFLOAT', totals, name, score) end
-    elseif tonumber(score) < tonumber(old) then
-      redis.call('ZADD', key, score, member)
+    -- LT: a member that is there keeps the lower score; 1 when it is new
+    if redis.call('ZADD', key, 'LT', score, member) == 1 and string.byte(name, 1) == 35 then
+      redis.call('HINCRBYFLOAT', totals, name, score)
     end
   end
 end
 local function remove(first, n, at, totals)
   for i = 0, n - 1 do
     local key, member, name = KEYS[first + i], ARGV[at + 2 * i], ARGV[at + 2 * i + 1]
-    local old = redis.call('ZSCORE', key, member)
-    if old then
-      redis.call('ZREM', key, member)
-      if string.sub(name, 1, 1) == '#' then
+    if string.byte(name, 1) == 35 then  -- "#": its total goes down by the member's score
+      local old = redis.call('ZSCORE', key, member)
+      if old then
+        redis.call('ZREM', key, member)
         redis.call('HINCRBYFLOAT', totals, name, string.format('%.0f', -tonumber(old)))
       end
+    else
+      redis.call('ZREM', key, member)
     end
   end
 end
@@ -115,6 +114,8 @@ return redis.call('DEL', KEYS[2])
 
 
 class _RedisBackend:
+    ranged_keys = False  # SCAN reads every key: ids have an index of their own
+
     def __init__(self, url: str) -> None:
         try:
             import redis

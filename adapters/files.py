@@ -134,8 +134,6 @@ class Files(Adapter):
 
 
 def _media_type(data: bytes) -> str:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+    if ad.payload_text(data) is None:
         return "application/octet-stream"
     return "text/plain; charset=utf-8"

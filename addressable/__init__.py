@@ -30,6 +30,7 @@ from ._evict import evict
 from ._messages import MalformedMessages, message_tokens
 from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
 from ._modeltools import ModelTool, definition
+from ._payload import payload_text
 from ._secrets import Secrets
 from ._spec import ToolSpec
 from ._state import (
@@ -143,6 +144,7 @@ __all__ = [
     "message_tokens",
     "open_store",
     "parse_stub",
+    "payload_text",
     "state_prompt",
     "state_schema",
     "token_counter",

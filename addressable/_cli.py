@@ -35,6 +35,7 @@ from ._errors import (
     NotReplayable,
 )
 from ._models import Record
+from ._payload import payload_text
 from ._stores import Store, open_store
 from ._toolkit import Toolkit
 
@@ -286,7 +287,7 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
     record = store.get(store.resolve(args.id))
     payload = store.read(record)
     if args.raw:
-        _write_payload(payload)
+        _write_payload(payload, record.media_type)
         return EXIT_OK
     observations = store.observations(record.id)
     if args.json:
@@ -295,7 +296,7 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
                 "record": record.model_dump(mode="json"),
                 "observations": [o.model_dump(mode="json") for o in observations],
                 "pinned": store.is_pinned(record.id),
-                **_content_json(payload),
+                **_content_json(payload, record.media_type),
             }
         )
         return EXIT_OK
@@ -308,7 +309,7 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
     table.add_row("last seen", _time(max(o.at for o in observations)))
     table.add_row("pinned", "yes" if store.is_pinned(record.id) else "no")
     out.print(table)
-    text = _as_text(payload)
+    text = payload_text(payload, record.media_type)
     if text is None:
         out.print(f"[{len(payload)} bytes of binary content: use --raw]")
     elif _terminal():
@@ -329,11 +330,11 @@ def _replay(store: Store, args: argparse.Namespace, out: Console) -> int:
                 "id": result.id,
                 "changed": result.changed,
                 "previous_id": result.previous_id,
-                **_content_json(result.payload),
+                **_content_json(result.payload, result.record.media_type),
             }
         )
     else:
-        _write_payload(result.payload)
+        _write_payload(result.payload, result.record.media_type)
     return EXIT_OK
 
 
@@ -589,13 +590,13 @@ def _write_text(text: str) -> None:
     sys.stdout.flush()
 
 
-def _write_payload(payload: bytes) -> None:
+def _write_payload(payload: bytes, media_type: str) -> None:
     """The exact stored bytes to a pipe or a file; to a terminal, text with its control
     characters escaped, and binary content left out (it would drive the terminal)."""
     if not _terminal():
         _write_bytes(payload)
         return
-    text = _as_text(payload)
+    text = payload_text(payload, media_type)
     if text is None:
         _write_text(
             f"[{len(payload)} bytes of binary content: not written to a terminal; "
@@ -605,15 +606,8 @@ def _write_payload(payload: bytes) -> None:
         _write_text(_visible(text, lines=True))
 
 
-def _as_text(payload: bytes) -> str | None:
-    try:
-        return payload.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _content_json(payload: bytes) -> dict[str, Any]:
-    text = _as_text(payload)
+def _content_json(payload: bytes, media_type: str) -> dict[str, Any]:
+    text = payload_text(payload, media_type)
     if text is not None:
         return {"content": text}
     return {"content_base64": base64.b64encode(payload).decode("ascii")}

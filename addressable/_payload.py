@@ -55,6 +55,39 @@ def decode_text(data: bytes, media_type: str) -> str:
         return data.decode("utf-8", errors="replace")
 
 
+def payload_text(payload: bytes, media_type: str | None = None) -> str | None:
+    """The payload as text, or None when it is binary: the one text-or-binary test.
+
+    The bytes must decode, strictly, in the charset the media type names (UTF-8 when it
+    names none, or one Python does not know). Then they are text when the media type
+    says so (``text/*``, JSON, XML, or any that names a charset); otherwise, with no
+    media type or a binary one, only when they hold no NUL byte."""
+    charset = _charset(media_type) if media_type else "utf-8"
+    try:
+        text = payload.decode(charset)
+    except LookupError:  # a charset Python does not know
+        try:
+            text = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    except UnicodeDecodeError:
+        return None
+    if media_type and _says_text(media_type):
+        return text
+    return None if "\x00" in text else text
+
+
+def _says_text(media_type: str) -> bool:
+    """Whether a media type says its payload is text: ``text/*``, JSON, XML (``+json``
+    and ``+xml`` included) or any that names a charset."""
+    base = media_type.split(";", 1)[0].strip().lower()
+    return (
+        base.startswith("text/")
+        or base.endswith(("json", "xml"))
+        or "charset=" in media_type.lower()
+    )
+
+
 def _charset(media_type: str) -> str:
     for part in media_type.split(";")[1:]:
         name, _, value = part.partition("=")

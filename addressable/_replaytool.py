@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ._errors import AmbiguousId, BadId, Expired, IntegrityError, NotFound
+from ._payload import payload_text
 from ._stubs import prefix_mark
 from ._tokens import count_tokens
 from .ids import ID_LENGTH
@@ -76,7 +77,7 @@ class ReplayTool:
             return f"error: {exc}. Run the original call again to get the content."
         if not result.ok:
             return self._kit.render(result)
-        binary = not _is_text(result.record.media_type, result.payload)
+        binary = payload_text(result.payload, result.record.media_type) is None
         if binary and not self._kit.has_renderer(result.record.tool):
             return (
                 f"[binary content: {len(result.payload):,} bytes of "
@@ -168,14 +169,3 @@ def _closest(text: str, ids: Any, most: int = 3) -> list[str]:
 
     scored = sorted(((shared(i), i) for i in ids), key=lambda item: (-item[0], item[1]))
     return [i for score, i in scored[:most] if score >= 2]
-
-
-def _is_text(media_type: str, payload: bytes) -> bool:
-    base = media_type.split(";", 1)[0].strip().lower()
-    if base.startswith("text/") or base.endswith(("json", "xml")) or "charset=" in media_type:
-        return True
-    try:
-        payload.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True

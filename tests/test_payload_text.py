@@ -1,0 +1,39 @@
+"""One text-or-binary test serves the replay tool, the CLI and the files adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import addressable as ad
+
+
+@pytest.mark.parametrize(
+    ("payload", "media_type", "expected"),
+    [
+        pytest.param(b"plain", None, "plain", id="utf8-untyped"),
+        pytest.param(b"nul\x00byte", None, None, id="nul-untyped"),
+        pytest.param(b"nul\x00byte", "application/octet-stream", None, id="nul-binary-type"),
+        pytest.param(b"nul\x00byte", "text/plain; charset=utf-8", "nul\x00byte", id="nul-text"),
+        pytest.param(b"\x89PNG\x00\xff", None, None, id="png"),
+        pytest.param(b"\xff\xfe", "text/plain", None, id="text-type-not-utf8"),
+        pytest.param(b"caf\xe9", "text/html; charset=ISO-8859-1", "café", id="latin1"),
+        pytest.param(b'{"a": 1}', "application/vnd.api+json", '{"a": 1}', id="json-suffix"),
+        pytest.param(b"ok", "text/plain; charset=no-such-charset", "ok", id="unknown-charset"),
+        pytest.param(b"\xff", "text/plain; charset=no-such-charset", None, id="unknown-bad"),
+    ],
+)
+def test_payload_text(payload: bytes, media_type: str | None, expected: str | None) -> None:
+    assert ad.payload_text(payload, media_type) == expected
+
+
+def test_the_files_adapter_types_what_it_reads_with_the_same_test(tmp_path: Path) -> None:
+    from addressable.adapters import Files
+
+    root = tmp_path
+    (root / "text.txt").write_bytes(b"hello\n")
+    (root / "nul.bin").write_bytes(b"a\x00b")
+    files = Files(ad.Toolkit(ad.open_store("memory://")), root)
+    assert files.read("text.txt").record.media_type == "text/plain; charset=utf-8"
+    assert files.read("nul.bin").record.media_type == "application/octet-stream"

@@ -119,8 +119,12 @@ def _shorter(text: str) -> str:
 
 
 def _asked_with(record: Record, key: str | None) -> bool:
-    """Whether the call's arguments show `key` whole (a fetch's URL)."""
-    return bool(key) and any(v == key for v in record.args.values() if isinstance(v, str))
+    """Whether the call's arguments show `key`: whole (a fetch's URL), or each of its
+    words (an API read's method, URL and identity)."""
+    if not key:
+        return False
+    values = {v for v in record.args.values() if isinstance(v, str)}
+    return key in values or all(word in values for word in key.split() if len(word) > 2)
 
 
 def _label(record: Record) -> str:

@@ -286,3 +286,37 @@ def test_a_first_sentence_starts_where_a_sentence_starts(kit: ad.Toolkit) -> Non
         '"multiprocessing": It runs workers as separate processes, e.g. with fork, '
         "on every platform."
     )
+
+
+def test_a_reference_leaves_out_a_key_the_call_shows(kit: ad.Toolkit) -> None:
+    body = json.dumps({"id": "ord_8f3KQ2", "customer": "cus_51Lh7A", "notes": "x " * 200})
+    asked = {"method": "GET", "url": "https://api.shop.example/v1/orders/1", "identity": "shop"}
+    read = kit.record(
+        "api",
+        asked,
+        body.encode(),
+        determinism="deterministic",
+        key="GET https://api.shop.example/v1/orders/1 as shop",
+    )
+    file = kit.record(
+        "files",
+        {"path": "src/app.py"},
+        ("def main():\n    return run_all_jobs()\n" * 40).encode(),
+        determinism="deterministic",
+        key="src/app.py#0f3a9c21",
+    )
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    steps = [("api", asked, read), ("files", {"path": "src/app.py"}, file)]
+    for k, (name, args, result) in enumerate(steps):
+        messages += modelloop.assistant("flat", k, name, args)
+        # what kit.handle showed the model, remembered as such
+        kit.store.set_shown(ad.ids.content_hash(result.payload), result.id)
+        messages.append(modelloop.result("flat", k, name, result.payload.decode()))
+    messages += modelloop.assistant("flat", 2, "x", {})
+    messages.append(modelloop.result("flat", 2, "x", "ok"))
+    stubs = ad.compact(messages, kit=kit, keep_last=1)
+    assert [e.kind for e in stubs.evicted] == ["reference", "reference"]
+    api_stub, file_stub = (stubs.messages[i]["content"] for i in (2, 4))
+    assert api_stub.startswith("[ref:") and "api.shop.example" not in api_stub
+    assert "cus_51Lh7A" in api_stub
+    assert "src/app.py#0f3a9c21" in file_stub  # the revision is more than the call shows

@@ -27,7 +27,17 @@ from ._errors import (
     StoreError,
 )
 from ._evict import evict
-from ._messages import MalformedMessages, message_tokens
+from ._messages import (
+    Conversation,
+    MalformedMessages,
+    ToolCall,
+    ToolResult,
+    message_tokens,
+    set_result_text,
+)
+from ._messages import Shape as MessageShape
+from ._messages import _all_text as message_text  # every string in a message, keys excepted
+from ._messages import parse as parse_messages
 from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
 from ._modeltools import ModelTool, definition
 from ._payload import payload_text
@@ -84,6 +94,7 @@ __all__ = [
     "Claim",
     "Compaction",
     "ConfigError",
+    "Conversation",
     "DamagedRecord",
     "DeadlineExceeded",
     "DefaultSummarizer",
@@ -98,6 +109,7 @@ __all__ = [
     "KeyValueStore",
     "MalformedMessages",
     "MemoryStore",
+    "MessageShape",
     "MissingDependency",
     "ModelTool",
     "NoStore",
@@ -130,6 +142,8 @@ __all__ = [
     "Task",
     "TokenCounter",
     "TokenEstimateWarning",
+    "ToolCall",
+    "ToolResult",
     "ToolSpec",
     "Toolkit",
     "VerifyReport",
@@ -141,10 +155,13 @@ __all__ = [
     "evict",
     "export_bundle",
     "import_bundle",
+    "message_text",
     "message_tokens",
     "open_store",
+    "parse_messages",
     "parse_stub",
     "payload_text",
+    "set_result_text",
     "state_prompt",
     "state_schema",
     "token_counter",

@@ -34,17 +34,18 @@ from ._errors import (
     NotFound,
     NotReplayable,
 )
+from ._exitcodes import (
+    EXIT_DAMAGE,
+    EXIT_FAILURE,
+    EXIT_INTEGRITY,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 from ._models import Record
 from ._payload import payload_text
 from ._stores import Store, open_store
 from ._toolkit import Toolkit
-
-EXIT_OK = 0
-EXIT_DAMAGE = 1
-EXIT_USAGE = 2
-EXIT_NOT_FOUND = 3
-EXIT_INTEGRITY = 4
-EXIT_FAILURE = 5
 
 EPILOG = """\
 store:

@@ -3,6 +3,7 @@ sessions, bad input, and the bundled scenario's acceptance figures."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -17,7 +18,13 @@ import pytest
 import addressable as ad
 from addressable._bench import STRATEGIES, bench, markdown, read_sessions
 from addressable._bench._sessions import Session
-from addressable._bench._simulate import PLACEHOLDER, reread_id, shared_text_tokens, simulate
+from addressable._bench._simulate import (
+    PLACEHOLDER,
+    needs_of,
+    reread_id,
+    shared_text_tokens,
+    simulate,
+)
 from addressable._cli import main
 
 from . import modelloop
@@ -486,3 +493,64 @@ def test_a_missing_trace_is_a_clear_error(
     assert main(["bench", "--trace", str(tmp_path / "nope.jsonl"), "--out", str(out)]) == 5
     assert f"no trace file at {tmp_path / 'nope.jsonl'}" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_benchmark_imports_only_public_names() -> None:
+    # The benchmark is a client of the library: `addressable`'s exported names, and the
+    # exit codes it shares with the CLI. Nothing else of the library's inside.
+    allowed_modules = {"_exitcodes"}
+    found: list[str] = []
+    for path in sorted((Path(ad.__file__).parent / "_bench").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                if node.module is None:
+                    found += [
+                        f"{path.name}: {a.name}" for a in node.names if a.name not in ad.__all__
+                    ]
+                elif node.module not in allowed_modules:
+                    found.append(f"{path.name}: ..{node.module}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "addressable._"
+            ):
+                found.append(f"{path.name}: {node.module}")
+            elif isinstance(node, ast.Import):
+                found += [
+                    f"{path.name}: {a.name}"
+                    for a in node.names
+                    if a.name.startswith("addressable._")
+                ]
+    assert found == []
+
+
+def test_calls_are_read_by_the_one_parser_flat_string_arguments_included() -> None:
+    # A flattened call may give its arguments as a JSON string: its values count as
+    # the decoded object's, and a repeated call is the same call either way.
+    tail = "abcdef0123456789"
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "the task"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "a", "name": "ls", "arguments": {}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": f"found {tail}"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "b", "name": "cat", "arguments": json.dumps({"path": tail})}],
+        },
+        {"role": "tool", "tool_call_id": "b", "content": "contents"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c", "name": "cat", "arguments": {"path": tail}}],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "contents"},
+        {"role": "assistant", "content": "done"},
+    ]
+    flat = Session(session_id="s", messages=messages, shape="flat")
+    needs = needs_of(flat)
+    assert [v for v, _ in needs.by_turn[3]] == [tail]
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    run = simulate(flat, "none", trigger=10**6, keep=3, kit_for=lambda s: kit)
+    assert run.figures.repeated_calls == 1

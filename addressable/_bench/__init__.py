@@ -12,13 +12,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .._stores import open_store
-from .._toolkit import Toolkit
+from .. import Toolkit, open_store
 from ._report import markdown, plot
 from ._sessions import BadLine, Session, read_sessions
 from ._simulate import (
     DEFAULT_CACHE_READ,
     DEFAULT_CACHE_WRITE,
+    DEFAULT_CLEAR_AT_LEAST,
     DEFAULT_KEEP,
     DEFAULT_TRIGGER,
     DEFAULT_WINDOW,
@@ -33,6 +33,7 @@ from ._simulate import (
 __all__ = [
     "DEFAULT_CACHE_READ",
     "DEFAULT_CACHE_WRITE",
+    "DEFAULT_CLEAR_AT_LEAST",
     "DEFAULT_KEEP",
     "DEFAULT_TRIGGER",
     "DEFAULT_WINDOW",
@@ -81,7 +82,7 @@ def bench(
     trigger: int = DEFAULT_TRIGGER,
     keep: int = DEFAULT_KEEP,
     budget: int | None = None,
-    clear_at_least: int = 0,
+    clear_at_least: int = DEFAULT_CLEAR_AT_LEAST,
     window: int = DEFAULT_WINDOW,
     cache_read: float = DEFAULT_CACHE_READ,
     cache_write: float = DEFAULT_CACHE_WRITE,

@@ -6,8 +6,7 @@ import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._errors import MissingDependency
-from .._tokens import tokens_exact
+from .. import MissingDependency, tokens_exact
 
 if TYPE_CHECKING:
     from . import BenchReport

@@ -30,9 +30,7 @@ from typing import Any
 
 import httpx
 
-from .._state import Task
-from .._stores import open_store
-from .._toolkit import Toolkit
+from .. import Task, Toolkit, open_store
 from ._sessions import Session
 
 HOST = "docs.local"

@@ -19,9 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .._errors import AddressableError
-from .._messages import Shape, parse
-from .._state import Task
+from .. import AddressableError, MessageShape, Task, parse_messages
 
 
 class Session(BaseModel):
@@ -32,7 +30,7 @@ class Session(BaseModel):
     task: Task | None = None
     findings: list[dict[str, Any]] = []
     messages: list[dict[str, Any]]
-    shape: Shape = "openai"
+    shape: MessageShape = "openai"
 
 
 class BadLine(BaseModel):
@@ -62,7 +60,7 @@ def session_from(raw: str, number: int = 1) -> Session | BadLine:
         session = Session.model_validate(
             {**data, "session_id": str(data.get("session_id") or f"line-{number}")}
         )
-        conversation = parse(session.messages)
+        conversation = parse_messages(session.messages)
     except ValidationError as exc:
         return BadLine(line=number, error=f"not a session: {exc.errors()[0]['msg']}")
     except AddressableError as exc:

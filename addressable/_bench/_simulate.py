@@ -49,7 +49,6 @@ What it costs, priced the way agents pay:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
@@ -59,13 +58,23 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .._compaction import compact
-from .._errors import ArgumentError
-from .._messages import MESSAGE_OVERHEAD, ToolResult, _all_text, parse
-from .._state import Finding, OpenItem, StateDocument
-from .._stateprompt import compact_state
-from .._tokens import count_tokens
-from .._toolkit import Toolkit
+from .. import (
+    ArgumentError,
+    Conversation,
+    Finding,
+    OpenItem,
+    StateDocument,
+    ToolCall,
+    Toolkit,
+    ToolResult,
+    compact,
+    compact_state,
+    count_tokens,
+    message_text,
+    message_tokens,
+    parse_messages,
+    set_result_text,
+)
 from ._sessions import Session
 
 STRATEGIES = ("none", "clear", "window", "addressable", "addressable+state", "oracle")
@@ -75,6 +84,7 @@ DEFAULT_KEEP = 3  # tool results kept whole
 DEFAULT_WINDOW = 200_000  # input tokens a request may have before the API refuses it
 DEFAULT_CACHE_READ = 0.1  # price of a cached input token, in input tokens
 DEFAULT_CACHE_WRITE = 1.25  # price of an input token written to the cache
+DEFAULT_CLEAR_AT_LEAST = 0  # tokens `clear` must free to act
 MIN_VALUE = 8  # characters: shorter values are too common to count as dependencies
 _VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
 REREAD = "reread"  # the tool-call ids of round trips start with it
@@ -120,7 +130,7 @@ def check_settings(
     cache_read: Any = DEFAULT_CACHE_READ,
     cache_write: Any = DEFAULT_CACHE_WRITE,
     budget: Any = None,
-    clear_at_least: Any = 0,
+    clear_at_least: Any = DEFAULT_CLEAR_AT_LEAST,
     flags: bool = False,
 ) -> None:
     """Raise `ArgumentError` naming every setting that makes no sense (each with its
@@ -180,28 +190,35 @@ class Source:
 @dataclass(frozen=True)
 class Needs:
     """For each assistant turn, the values its calls take from earlier results (one entry
-    a value a call, with its source); and for each result, the last turn that needs it."""
+    a value a call, with its source); for each result, the last turn that needs it; the
+    session's calls and results, as `parse_messages` found them; and the calls of each
+    message that makes some, in its order."""
 
     by_turn: dict[int, list[tuple[str, Source]]]
     last_use: dict[str, int]
+    conversation: Conversation
+    calls_at: dict[int, list[ToolCall]]
 
 
 def needs_of(session: Session) -> Needs:
     """What every turn of `session` needs; the same for every strategy."""
     messages = session.messages
-    conversation = parse(messages, session.shape)
-    texts = [_all_text(m) for m in messages]
+    conversation = parse_messages(messages, session.shape)
+    texts = [message_text(m) for m in messages]
     results_at: dict[int, list[ToolResult]] = {}
     for result in conversation.results:
         results_at.setdefault(result.index, []).append(result)
+    calls_at: dict[int, list[ToolCall]] = {}
+    for call in conversation.calls.values():
+        calls_at.setdefault(call.index, []).append(call)
     sources: dict[str, Source] = {}
     by_turn: dict[int, list[tuple[str, Source]]] = {}
     last_use: dict[str, int] = {}
     for turn, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
-        for _, args in _calls(message):
-            for value in sorted(values_in(args)):
+        for made in calls_at.get(turn, []):
+            for value in sorted(values_in(made.arguments)):
                 first = _first_seen_in_result(value, turn, texts, results_at)
                 if first is None:
                     continue
@@ -218,7 +235,7 @@ def needs_of(session: Session) -> Needs:
                     sources[first.call_id] = source
                 by_turn.setdefault(turn, []).append((value, source))
                 last_use[source.call_id] = turn
-    return Needs(by_turn, last_use)
+    return Needs(by_turn, last_use, conversation, calls_at)
 
 
 def _first_seen_in_result(
@@ -248,7 +265,7 @@ class _Tokens:
     def of(self, message: dict[str, Any]) -> int:
         entry = self._seen.get(id(message))
         if entry is None or entry[0] is not message:
-            entry = (message, MESSAGE_OVERHEAD + count_tokens(_all_text(message)))
+            entry = (message, message_tokens([message]))
             self._seen[id(message)] = entry
         return entry[1]
 
@@ -276,7 +293,7 @@ class _Cache:
             shared += self._tokens.of(now[k])
             k += 1
         if k < min(len(before), len(now)) and before[k].get("role") == now[k].get("role"):
-            shared += shared_text_tokens(_all_text(before[k]), _all_text(now[k]))
+            shared += shared_text_tokens(message_text(before[k]), message_text(now[k]))
         return shared
 
 
@@ -347,7 +364,7 @@ class _Replay:
         self.kit = kit
         self.needs = needs
         self.tokens = _Tokens()
-        self.system = count_tokens(session.system) + MESSAGE_OVERHEAD if session.system else 0
+        self.system = message_tokens([], session.system)
         self.cache = _Cache(self.system, self.tokens)
         self.context: list[dict[str, Any]] = []
         self.run = Run(Figures())
@@ -378,8 +395,8 @@ class _Replay:
                     spent += size
                     self.read_again.add(source.call_id)
                 self.run.per_turn.append(spent)
-                for call in _calls(message):
-                    signature = json.dumps([call[0], call[1]], sort_keys=True)
+                for call in self.needs.calls_at.get(turn, []):
+                    signature = json.dumps([call.name, call.arguments], sort_keys=True)
                     if signature in seen_calls:
                         figures.repeated_calls += 1
                     seen_calls.add(signature)
@@ -408,7 +425,7 @@ class _Replay:
         needed = self.needs.by_turn.get(turn)
         if not needed:
             return []
-        visible = "\n".join(_all_text(m) for m in self.context)
+        visible = "\n".join(message_text(m) for m in self.context)
         if self.session.system:
             visible += "\n" + self.session.system
         lost: dict[str, Source] = {}
@@ -441,7 +458,7 @@ class _Replay:
         """Every result but the newest `keep` (and those `spare` names) becomes the
         placeholder, if that frees at least `clear_at_least` tokens."""
         shape = self.session.shape
-        results = parse(self.context, shape).results
+        results = parse_messages(self.context, shape).results
         older = results[: max(0, len(results) - self.settings.keep)]
         out = list(self.context)
         freed = 0
@@ -449,13 +466,10 @@ class _Replay:
         for result in older:
             if result.text == PLACEHOLDER or spare(result.call_id):
                 continue
-            message = json.loads(json.dumps(out[result.index]))
-            if shape == "anthropic":
-                message["content"][result.block]["content"] = PLACEHOLDER
-            else:
-                message["content"] = PLACEHOLDER
-            freed += self.tokens.of(out[result.index]) - self.tokens.of(message)
-            out[result.index] = message
+            before = out[result.index]
+            out[result.index] = json.loads(json.dumps(before))  # the session's stays as is
+            set_result_text(out, result, PLACEHOLDER, shape)
+            freed += self.tokens.of(before) - self.tokens.of(out[result.index])
             placeholders += 1
         if freed < self.settings.clear_at_least or not placeholders:
             return _Made()
@@ -476,7 +490,7 @@ class _Replay:
         made = _Made(artifact=sum(e.tokens_after for e in done.evicted))
         out = done.messages
         if self.strategy == "addressable+state" and session.task is not None:
-            document = _state_document(session, self.kit, turn, self.state)
+            document = _state_document(session, self.kit, turn, self.state, self.needs)
             if document is not None:
                 text = "State of the work so far:\n" + document.model_dump_json(
                     exclude_defaults=True
@@ -499,7 +513,7 @@ def simulate(
     keep: int,
     kit_for: Callable[[Session], Toolkit],
     budget: int | None = None,
-    clear_at_least: int = 0,
+    clear_at_least: int = DEFAULT_CLEAR_AT_LEAST,
     window: int = DEFAULT_WINDOW,
     cache_read: float = DEFAULT_CACHE_READ,
     cache_write: float = DEFAULT_CACHE_WRITE,
@@ -508,7 +522,7 @@ def simulate(
     """Replay `session` under `strategy`; see the module docstring. `needs` is what
     `needs_of(session)` gives, when it is already known."""
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+        raise ArgumentError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     check_settings(
         trigger=trigger,
         keep=keep,
@@ -586,7 +600,7 @@ def _window(
 
 
 def _state_document(
-    session: Session, kit: Toolkit, turn: int, previous: StateDocument | None
+    session: Session, kit: Toolkit, turn: int, previous: StateDocument | None, needs: Needs
 ) -> StateDocument | None:
     """The document a model would write at this turn, from the session's findings."""
     assert session.task is not None
@@ -616,22 +630,24 @@ def _state_document(
     result = compact_state(generate, kit=kit, task=task, previous=previous)
     if result.document is None:
         return None
-    return _as_of(result.document, kit, session.messages[:turn])
+    return _as_of(result.document, kit, needs.conversation, turn)
 
 
-def _as_of(document: StateDocument, kit: Toolkit, before: list[dict[str, Any]]) -> StateDocument:
+def _as_of(
+    document: StateDocument, kit: Toolkit, conversation: Conversation, turn: int
+) -> StateDocument:
     """The document without the harness facts a replay knows only from later turns: the
     store holds the whole recorded session, the agent at this turn did not."""
     seen: set[str] = set()
-    asked: set[str] = set()
-    for message in before:
-        if message.get("role") == "tool" and isinstance(message.get("content"), str):
-            shown = kit.shown(message["content"])
-            if shown:
-                seen.add(shown)
-        for name, args in _calls(message):
-            if name == "search" and isinstance(args, dict):
-                asked.add(str(args.get("query", "")))
+    for result in conversation.results:
+        shown = kit.shown(result.text) if result.index < turn else None
+        if shown:
+            seen.add(shown)
+    asked = {
+        str(call.arguments.get("query", ""))
+        for call in conversation.calls.values()
+        if call.index < turn and call.name == "search"
+    }
     return document.model_copy(
         update={
             "observations": [o for o in document.observations if o.id in seen],
@@ -643,26 +659,6 @@ def _as_of(document: StateDocument, kit: Toolkit, before: list[dict[str, Any]]) 
             ],
         }
     )
-
-
-def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
-    calls: list[tuple[str, Any]] = []
-    for call in message.get("tool_calls") or []:
-        if "function" in call:
-            args: Any = call["function"].get("arguments", "{}")
-            with contextlib.suppress(ValueError):
-                args = json.loads(args) if isinstance(args, str) else args
-            calls.append((str(call["function"].get("name")), args))
-        else:
-            calls.append((str(call.get("name")), call.get("arguments", {})))
-    content = message.get("content")
-    if isinstance(content, list):
-        calls += [
-            (str(b.get("name")), b.get("input", {}))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "tool_use"
-        ]
-    return calls
 
 
 def values_in(arguments: Any) -> set[str]:

@@ -4,6 +4,7 @@ trajectory."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -11,18 +12,22 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .._errors import ArgumentError, MissingDependency
+from .. import ArgumentError, MissingDependency, compact
+from .._exitcodes import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from . import STRATEGIES, bench, markdown, plot
 from ._sessions import read_sessions
 from ._simulate import (
     DEFAULT_CACHE_READ,
     DEFAULT_CACHE_WRITE,
+    DEFAULT_CLEAR_AT_LEAST,
     DEFAULT_KEEP,
     DEFAULT_TRIGGER,
     DEFAULT_WINDOW,
     check_settings,
 )
 
+DEFAULT_OUT = "addressable-bench"  # the folder the outputs go to
+DEFAULT_BUDGET = inspect.signature(compact).parameters["budget"].default  # for the help
 DESCRIPTION = (
     "Replay recorded sessions under each context strategy (none, clear, window, "
     "addressable, addressable+state, oracle) and price what the agent pays: the request "
@@ -32,8 +37,6 @@ DESCRIPTION = (
     "runs the bundled scenario: a scripted research agent over the standard library's "
     "documentation, served and indexed locally."
 )
-EXIT_USAGE = 2
-EXIT_FAILURE = 5
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,9 +51,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--keep", type=int, default=DEFAULT_KEEP, help=f"tool results kept whole ({DEFAULT_KEEP})"
     )
-    p.add_argument("--budget", type=int, help="tokens a stub may take (60)")
     p.add_argument(
-        "--clear-at-least", type=int, default=0, help="clear only if it frees this many tokens (0)"
+        "--budget",
+        type=int,
+        help=f"tokens a stub may take (compact's default, {DEFAULT_BUDGET})",
+    )
+    p.add_argument(
+        "--clear-at-least",
+        type=int,
+        default=DEFAULT_CLEAR_AT_LEAST,
+        help=f"clear only if it frees this many tokens ({DEFAULT_CLEAR_AT_LEAST})",
     )
     p.add_argument(
         "--window",
@@ -74,7 +84,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--out",
-        default="addressable-bench",
+        default=DEFAULT_OUT,
         help="folder for report.md, report.json, plot.png and, for the bundled "
         "scenario, its trajectory scenario.jsonl (./addressable-bench)",
     )
@@ -161,4 +171,4 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
                 break
     sys.stdout.write(data if getattr(args, "json", False) else table)  # --json: the report
     sys.stdout.flush()
-    return 0
+    return EXIT_OK

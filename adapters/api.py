@@ -241,7 +241,7 @@ class Api(Adapter):
     ) -> ad.Result:
         method = method.upper()
         if method not in WRITES:
-            raise ValueError(f"{method} is not a write: use {', '.join(WRITES)}")
+            raise ad.ArgumentError(f"{method} is not a write: use {', '.join(WRITES)}")
         self._check(url, identity, WRITES[method])  # type: ignore[arg-type]
         self.kit.secrets.check_allowed(url, allowed, "the URL")
         self.kit.require_fresh(depends_on)  # a write on stale facts waits: nothing is sent
@@ -327,7 +327,7 @@ class Api(Adapter):
     ) -> ad.Result:
         action = self.kit.get(action_id)
         if action.tool != self.name or action.determinism is not ad.Determinism.SIDE_EFFECT:
-            raise ValueError(f"{action.id} is not a write of this adapter")
+            raise ad.ArgumentError(f"{action.id} is not a write of this adapter")
         url = read or str(action.args["url"])
         args = {"action": action.id, "read": url, "identity": identity}
         # The action's own URL was recorded from a call the adapter allowed.

@@ -22,7 +22,7 @@ PREFIX = "/memories"
 _REV = 12  # hex characters of the content hash in a revision
 
 
-class MemoryCommandError(ValueError):
+class MemoryCommandError(ad.ArgumentError):
     """A memory command that cannot be done as asked (nothing was changed)."""
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from ._errors import AddressableError, NotReplayable
+from ._errors import AddressableError, NotFound, NotReplayable
 from ._evict import evict
 from ._models import Determinism, Record, Result, aware
 from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
@@ -159,7 +159,7 @@ def recover(kit: Toolkit, session: str | None = None) -> Recovery:
     key = f"checkpoint:{session or kit.session}"
     saved = list(kit.store.records(tool=CHECKPOINT_TOOL, key=key))
     if not saved:
-        raise AddressableError(f"no checkpoint for session {session or kit.session!r}")
+        raise NotFound(f"no checkpoint for session {session or kit.session!r}")
     document = StateDocument.model_validate_json(kit.store.read(saved[-1]))
     refs = list(document.checkpoint.refs if document.checkpoint else [])
     refs += [o.id for o in document.observations]

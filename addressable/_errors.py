@@ -3,19 +3,28 @@
     AddressableError
     ├── BadId (also ValueError)          malformed result id or prefix
     ├── AmbiguousId                      a prefix that matches several ids
-    ├── NotFound (also KeyError)         no record with that id
+    ├── NotFound (also KeyError)         no record with that id (or no checkpoint)
     │   └── Expired                      the record existed and was garbage-collected
     ├── IntegrityError                   stored bytes do not hash to what the record says
-    ├── ArgumentError (also ValueError)  tool arguments that are not JSON
+    ├── ArgumentError (also ValueError)  arguments that are not JSON, or that ask for
+    │   │                                what cannot be done (an unknown format)
+    │   └── adapters.MemoryCommandError  a memory command that cannot be done as asked
+    ├── MalformedMessages (also ValueError)  a message list that is not well formed
     ├── NotReplayable                    verify=True on a call that cannot be re-run
     ├── ScopeError                       a call outside the configured scope
+    ├── Stale                            an action that depends on stale facts
     ├── DeadlineExceeded (also TimeoutError)  a call that ran past its overall deadline
+    ├── EventLoopError (also RuntimeError)  a sync call made where an event loop runs
     ├── StoreError                       the store's backend failed
     │   └── NoStore                      no store where one was to be opened, not created
     ├── BundleError                      an export bundle that cannot be imported
     ├── ConfigError (also ValueError)    a config file that cannot be read or does not fit
-    └── MissingDependency (also ImportError)  an optional extra is not installed
+    ├── MissingDependency (also ImportError)  an optional extra is not installed
+    └── adapters.ResponseTooLarge        a response body over the fetch adapter's limit
 
+`MalformedMessages` lives with the message shapes, `Stale` with continuity, and the
+adapters' errors with their adapters; all are exported from `addressable` or
+`addressable.adapters`, and a test walks the whole tree.
 Errors of the libraries underneath (diskcache, sqlite3, redis) are translated into
 `StoreError` at the store boundary, with the original chained as `__cause__`.
 A tool that fails is not an addressable error: it is recorded and re-raised as is.
@@ -65,7 +74,8 @@ class IntegrityError(AddressableError):
 
 
 class ArgumentError(AddressableError, ValueError):
-    """Tool arguments that cannot be written as canonical JSON."""
+    """Arguments that cannot be written as canonical JSON, or that ask for what cannot be
+    done as given (an unknown format or strategy, a write that is not one)."""
 
 
 class NotReplayable(AddressableError):
@@ -78,6 +88,10 @@ class ScopeError(AddressableError):
 
 class DeadlineExceeded(AddressableError, TimeoutError):
     """A call that was still running when its overall deadline passed: stopped there."""
+
+
+class EventLoopError(AddressableError, RuntimeError):
+    """A synchronous call made from inside a running event loop: use the async form."""
 
 
 class StoreError(AddressableError):

@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ._errors import ArgumentError, EventLoopError
 from ._models import Result
 from ._spec import ToolSpec
 
@@ -61,7 +62,7 @@ def definition(tool: ModelTool, format: str) -> dict[str, Any]:
             "parameters": tool.input_schema,
             "strict": False,
         }
-    raise ValueError(f"unknown tool format {format!r}: use one of {', '.join(FORMATS)}")
+    raise ArgumentError(f"unknown tool format {format!r}: use one of {', '.join(FORMATS)}")
 
 
 def result_text(result: Result) -> str:
@@ -118,4 +119,4 @@ def _run_coroutine(awaitable: Any) -> Any:
     except RuntimeError:
         return asyncio.run(awaitable)
     awaitable.close()
-    raise RuntimeError("an async tool called from a running event loop: use `await kit.ahandle`")
+    raise EventLoopError("an async tool called from a running event loop: use `await kit.ahandle`")

@@ -538,7 +538,7 @@ class Toolkit:
         if tool.name in self._model_tools and tool.name != ReplayTool.name:
             existing = self._model_tools[tool.name]
             if existing is not tool and not isinstance(existing, FunctionTool):
-                raise ValueError(f"a tool named {tool.name!r} is already registered")
+                raise ArgumentError(f"a tool named {tool.name!r} is already registered")
         self._model_tools[tool.name] = tool
 
     def tools(self, format: str = "anthropic") -> list[dict[str, Any]]:

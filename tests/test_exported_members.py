@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
+import importlib
+import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import addressable as ad
+import addressable.adapters as adapters
+
+ROOT = Path(ad.__file__).parent.parent
+SOURCES = sorted([*(ROOT / "addressable").rglob("*.py"), *(ROOT / "adapters").rglob("*.py")])
 
 
 def test_all_lists_every_public_name_once_and_sorted() -> None:
@@ -34,3 +43,138 @@ def test_adapters_install_under_addressable_and_not_at_top_level(tmp_path: objec
     ).stdout.split("\n")
     assert out[0] == "addressable.adapters"
     assert out[1] == "None"
+
+
+def _tree() -> set[type[ad.AddressableError]]:
+    for info in pkgutil.walk_packages(ad.__path__, "addressable."):
+        # The mcp extra may be missing; __main__ runs the command line.
+        if not info.name.startswith(("addressable._mcp", "addressable.__main__")):
+            importlib.import_module(info.name)
+    found: set[type[ad.AddressableError]] = set()
+    todo = [ad.AddressableError]
+    while todo:
+        cls = todo.pop()
+        found.add(cls)
+        todo += cls.__subclasses__()
+    return found
+
+
+def test_every_error_in_the_tree_is_exported() -> None:
+    public = [c for c in _tree() if not c.__name__.startswith("_")]
+    assert {"Stale", "MalformedMessages", "MemoryCommandError", "ResponseTooLarge"} <= {
+        c.__name__ for c in public
+    }
+    unexported = [
+        c
+        for c in public
+        if getattr(ad, c.__name__, None) is not c and getattr(adapters, c.__name__, None) is not c
+    ]
+    assert unexported == []
+
+
+def test_every_error_the_adapters_export_is_in_the_tree() -> None:
+    exported = [getattr(adapters, n) for n in adapters.__all__]
+    errors = [
+        e
+        for e in exported
+        if isinstance(e, type) and issubclass(e, Exception) and not issubclass(e, Warning)
+    ]
+    assert {e.__name__ for e in errors} >= {"MemoryCommandError", "ResponseTooLarge"}
+    assert all(issubclass(e, ad.AddressableError) for e in errors)
+    assert issubclass(adapters.MemoryCommandError, ad.ArgumentError)
+
+
+# Exceptions outside the tree that may be raised, and why.
+OUTSIDE_THE_TREE = {
+    "SystemExit": "the command line's exit",
+    "NotImplementedError": "what a subclass must define",
+    "AssertionError": "code that cannot be reached",
+    "ArgumentTypeError": "argparse's own, which argparse turns into a usage error",
+    "MCPError": "the MCP protocol's error, sent to the client",
+    "TooManyRedirects": "httpx's own, raised as httpx would: a fetch that failed",
+}
+# Calls that make the exception raised: a function whose return annotation names it is
+# checked by that; these name what they make otherwise.
+FACTORIES = {
+    "error": "adapters/_http.py: the httpcore timeout its caller names, as httpcore raises",
+}
+
+
+def _name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _caught_here(name: str, handlers: list[ast.ExceptHandler]) -> bool:
+    # A raise inside a try whose handler catches it (by name, or a builtin base): it
+    # never leaves.
+    raised = getattr(builtins, name, None)
+    for handler in handlers:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        for kind in kinds:
+            caught = Exception if kind is None else getattr(builtins, _name(kind), None)
+            if kind is not None and _name(kind) == name:
+                return True
+            if isinstance(raised, type) and isinstance(caught, type) and issubclass(raised, caught):
+                return True
+    return False
+
+
+def _raises(tree: ast.Module) -> list[tuple[ast.Raise, list[ast.AST]]]:
+    found: list[tuple[ast.Raise, list[ast.AST]]] = []
+
+    def walk(node: ast.AST, above: list[ast.AST]) -> None:
+        if isinstance(node, ast.Raise):
+            found.append((node, above))
+        for child in ast.iter_child_nodes(node):
+            walk(child, [*above, node])
+
+    walk(tree, [])
+    return found
+
+
+def _allowed(
+    raise_: ast.Raise, above: list[ast.AST], tree_names: set[str], returns: dict[str, str]
+) -> bool:
+    exc = raise_.exc
+    if exc is None or (isinstance(exc, ast.Name) and not exc.id.lstrip("_")[:1].isupper()):
+        return True  # a re-raise, of what was caught
+    name = _name(exc)
+    if not name.lstrip("_")[:1].isupper():  # a function that makes the exception
+        made = returns.get(name)
+        return made in tree_names or made in OUTSIDE_THE_TREE or name in FACTORIES
+    if name in tree_names or name in OUTSIDE_THE_TREE:
+        return True
+    for outer, inner in zip(above, [*above[1:], raise_], strict=True):
+        if (
+            isinstance(outer, ast.Try)
+            and inner in outer.body
+            and _caught_here(name, outer.handlers)
+        ):
+            return True
+        if isinstance(outer, ast.FunctionDef) and any(
+            _name(d).endswith("validator") for d in outer.decorator_list
+        ):
+            return True  # pydantic turns it into a ValidationError
+    return False
+
+
+def test_nothing_raised_is_outside_the_tree() -> None:
+    tree_names = {c.__name__ for c in _tree()}
+    modules = {path: ast.parse(path.read_text(encoding="utf-8")) for path in SOURCES}
+    returns: dict[str, str] = {}
+    for module in modules.values():
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+                returns[node.name] = _name(node.returns) or ast.unparse(node.returns)
+    outside = [
+        f"{path.relative_to(ROOT)}:{raise_.lineno}: {ast.unparse(raise_)}"
+        for path, module in modules.items()
+        for raise_, above in _raises(module)
+        if not _allowed(raise_, above, tree_names, returns)
+    ]
+    assert outside == []
+    assert len(tree_names) >= 20

@@ -42,6 +42,7 @@ from ._messages import parse as parse_messages
 from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
 from ._modeltools import ModelTool, definition
 from ._payload import payload_text
+from ._replaytool import handle_content
 from ._secrets import Secrets
 from ._spec import ToolSpec
 from ._state import (
@@ -156,6 +157,7 @@ __all__ = [
     "encoding_for_model",
     "evict",
     "export_bundle",
+    "handle_content",
     "import_bundle",
     "message_text",
     "message_tokens",

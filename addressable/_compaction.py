@@ -33,25 +33,30 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from ._blocks import BLOCKS, encode_blocks
 from ._errors import AddressableError, ArgumentError
 from ._evict import make_stub
 from ._messages import (
     Conversation,
     Shape,
+    Source,
     ToolResult,
     message_tokens,
     parse,
+    restore,
     said,
     set_result_text,
+    views,
 )
-from ._models import Claim, Determinism, Outcome, Record, Reference
+from ._models import Claim, Determinism, Outcome, Record, Reference, Status
 from ._replaytool import NAME as REPLAY_TOOL
 from ._stubs import parse_stub, short_id
 from ._summarize import DEFAULT_BUDGET, Summarizer
 from ._tokens import count_tokens
+from .ids import canonical_args, content_hash, result_id
 
 if TYPE_CHECKING:
-    from ._toolkit import Toolkit
+    from ._toolkit import RecordOptions, Toolkit
 
 MIN_EVICT_TOKENS = 30  # a result smaller than this stays: its stub would save too little
 MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
@@ -72,17 +77,24 @@ class Evicted(BaseModel):
 
 class Compaction(BaseModel):
     """What `compact` did: the new list, what it evicted, and the request's tokens
-    before and after (exact cl100k with the `tokens` extra)."""
+    before and after (exact cl100k with the `tokens` extra).
 
-    messages: list[dict[str, Any]]
+    `messages` is in the kind the list came in (`source`): dicts for dicts; LangChain
+    messages for LangChain messages (the same ids, so that LangGraph's replace-by-id
+    works; a compacted `ToolMessage` is the original with its new content); for SDK
+    objects, each message compaction did not change is a copy of the object, and each
+    one it changed is the dict the same SDK accepts in its place."""
+
+    messages: list[Any]
     evicted: list[Evicted]
     tokens_before: int
     tokens_after: int
     shape: Shape
+    source: Source = "dicts"
 
 
 def compact(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Any],
     *,
     kit: Toolkit,
     keep_last: int = 3,
@@ -111,17 +123,20 @@ def compact(
     formed, and `ArgumentError` for a limit that cannot be obeyed.
     """
     _check(kit, keep_last, budget, trigger_tokens, target_tokens)
+    originals = messages
+    messages, source = views(originals)
     conversation = parse(messages, format)
     before = message_tokens(messages, system)
     out = copy.deepcopy([dict(m) for m in messages])
     under = [t for t in (trigger_tokens, target_tokens) if t is not None]
     if under and before <= max(under):
         return Compaction(
-            messages=out,
+            messages=restore(originals, out, set(), source),
             evicted=[],
             tokens_before=before,
             tokens_after=before,
             shape=conversation.shape,
+            source=source,
         )
     candidates = _candidates(
         conversation,
@@ -157,11 +172,12 @@ def compact(
         )
     evicted.sort(key=lambda e: (e.index, e.call_id))
     return Compaction(
-        messages=out,
+        messages=restore(originals, out, {e.index for e in evicted}, source),
         evicted=evicted,
         tokens_before=before,
         tokens_after=message_tokens(out, system),
         shape=conversation.shape,
+        source=source,
     )
 
 
@@ -219,7 +235,7 @@ def _candidates(
             call.name == REPLAY_TOOL
             or parse_stub(result.text) is not None
             or result.call_id in pins
-            or count_tokens(result.text) < MIN_EVICT_TOKENS
+            or (result.content is None and count_tokens(result.text) < MIN_EVICT_TOKENS)
         ):
             continue
         try:
@@ -229,6 +245,7 @@ def _candidates(
                 call.name,
                 call.arguments,
                 determinism_of.get(call.name, Determinism.NONDETERMINISTIC),
+                conversation.shape,
             )
         except AddressableError:
             continue  # the store could not take it: the original stays
@@ -337,7 +354,7 @@ def _stubs(
                 continue  # the store could not give it back: the original stays
             if summarizer is None:
                 _remember(made, memo, stub)
-        if count_tokens(stub[1]) >= count_tokens(result.text):
+        if result.content is None and count_tokens(stub[1]) >= count_tokens(result.text):
             continue  # it would save nothing: the original stays
         stubs[result.call_id] = stub
         before.append(stub[1])
@@ -369,8 +386,15 @@ def _signature(tool: str, arguments: Mapping[str, Any]) -> str:
 
 
 def _record_of(
-    kit: Toolkit, result: ToolResult, tool: str, arguments: dict[str, Any], determinism: Determinism
+    kit: Toolkit,
+    result: ToolResult,
+    tool: str,
+    arguments: dict[str, Any],
+    determinism: Determinism,
+    shape: Shape,
 ) -> Record:
+    if result.content is not None:  # an image or another part that is not text
+        return _record_of_blocks(kit, result, tool, arguments, determinism, shape)
     shown = kit.shown(result.text)
     if shown is not None:
         try:
@@ -385,6 +409,36 @@ def _record_of(
         is_error=result.is_error,
         determinism=determinism,
     ).record
+
+
+def _record_of_blocks(
+    kit: Toolkit,
+    result: ToolResult,
+    tool: str,
+    arguments: dict[str, Any],
+    determinism: Determinism,
+    shape: Shape,
+) -> Record:
+    """The record of a result's whole content (text, images, files), keyed by its
+    tool-call id: stored once, found again when the list is compacted again."""
+    assert result.content is not None
+    payload = encode_blocks(result.content, shape)
+    key = f"call:{result.call_id}"
+    if determinism is not Determinism.SIDE_EFFECT:
+        known = result_id(tool, canonical_args(arguments), key, content_hash(payload))
+        try:
+            return kit.get(known)
+        except AddressableError:
+            pass  # not stored yet
+    options: RecordOptions = {
+        "key": key,
+        "media_type": BLOCKS,
+        "meta": {"tool_call_id": result.call_id},
+    }
+    if result.is_error:
+        options["status"] = Status.ERROR
+        options["error"] = result.text.strip().splitlines()[0][:200] if result.text else "error"
+    return kit.record(tool, arguments, payload, determinism=determinism, **options).record
 
 
 def _unsettled(kit: Toolkit, record: Record) -> bool:

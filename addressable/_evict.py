@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
+from ._blocks import BLOCKS, blocks_text, decode_blocks, describe
 from ._models import Claim, Determinism, Record, Reference
-from ._payload import decode_text
+from ._payload import TEXT, decode_text
 from ._stores import Store
 from ._stubs import SHORT_ID, stub_for
 from ._summarize import DEFAULT_BUDGET, DefaultSummarizer, Summarizer, stub_budget
@@ -59,6 +60,12 @@ def make_stub(
 ) -> tuple[Reference | Claim, str]:
     """`evict`, and the stub line it makes (showing `short_id`, when given)."""
     payload = store.read(record)
+    beside = ""  # what the result held beside its text: images, files
+    if record.media_type == BLOCKS:
+        content, _ = decode_blocks(payload)
+        beside = describe(content)
+        payload = blocks_text(content).encode("utf-8")
+        record = record.model_copy(update={"media_type": TEXT})
     if tokens is None:
         tokens = record.tokens
     if tokens is None:
@@ -94,7 +101,7 @@ def make_stub(
     if summarizer is not None:
         room = min(budget, stub_budget(tokens, budget) + count_tokens(line(skeleton, None)))
 
-    left = room - count_tokens(line(skeleton, room))
+    left = room - count_tokens(line(skeleton, room)) - (count_tokens(beside) + 2 if beside else 0)
     if superseded:  # what a later result of the same call or key says instead
         gist = "read again later" if isinstance(skeleton, Reference) else "run again later"
     else:
@@ -102,11 +109,15 @@ def make_stub(
     if record.outcome is not None:
         gist = f"{record.outcome.value}: {gist}" if gist else record.outcome.value
     field = "gist" if isinstance(skeleton, Reference) else "text"
-    item = skeleton.model_copy(update={field: gist})
+
+    def with_beside(gist: str) -> str:
+        return " · ".join(part for part in (gist, beside) if part)
+
+    item = skeleton.model_copy(update={field: with_beside(gist)})
     # The whole stub must fit: leave out the gist's last parts until it does.
     while gist and count_tokens(line(item, room)) > room:
         gist = _shorter(gist)
-        item = skeleton.model_copy(update={field: gist})
+        item = skeleton.model_copy(update={field: with_beside(gist)})
     return item, line(item, room)
 
 

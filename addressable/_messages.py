@@ -10,25 +10,37 @@ Four shapes are read:
 - ``flat``: the same, flattened: `tool_calls: [{"id", "name", "arguments": {...}}]`.
 - ``openai-responses``: Responses API items; `function_call` and
   `function_call_output` items joined by `call_id`.
+
+A list may hold what agent code holds: dicts, or the SDKs' own objects (pydantic models,
+anywhere in the list: `resp.content`'s blocks, a `ChatCompletionMessage`, Responses
+output items), which are read as the dicts the SDK would send (`views`); or LangChain
+messages (`AIMessage` with `tool_calls`, `ToolMessage`), read as the flattened shape.
+The SDKs are never imported: objects are recognised by what they have (`model_dump`,
+and for LangChain, `type` and `additional_kwargs`).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ._blocks import non_text
 from ._errors import AddressableError, ArgumentError
 from ._tokens import count_tokens
 
 Shape = Literal["anthropic", "openai", "flat", "openai-responses"]
+Source = Literal["dicts", "sdk", "langchain"]  # what the list held: see `views`
 SHAPES: tuple[Shape, ...] = ("anthropic", "openai", "flat", "openai-responses")
 MESSAGE_OVERHEAD = 3  # tokens each message costs beyond its text (role and separators)
 
 
 class MalformedMessages(AddressableError, ValueError):
-    """A message list that is not well formed; `index` names the offending message."""
+    """A message list that is not well formed, or an item that is no message (neither a
+    dict, an SDK message object nor a LangChain message); `index` names the offending
+    message and the message says what was expected."""
 
     def __init__(self, index: int, why: str) -> None:
         self.index = index
@@ -55,6 +67,7 @@ class ToolResult:
     call_id: str
     text: str
     is_error: bool
+    content: tuple[Any, ...] | None = None  # the parts, when one is not text (an image)
 
 
 @dataclass(frozen=True)
@@ -68,8 +81,11 @@ class Conversation:
     in_flight: list[ToolCall]
 
 
-def detect(messages: Sequence[Mapping[str, Any]]) -> Shape:
+def detect(messages: Sequence[Any]) -> Shape:
     """The shape of a message list (a list with no tool calls reads as ``openai``)."""
+    messages, source = views(messages)
+    if source == "langchain":
+        return "flat"
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise MalformedMessages(i, f"expected an object, got {type(message).__name__}")
@@ -87,11 +103,13 @@ def detect(messages: Sequence[Mapping[str, Any]]) -> Shape:
     return "openai"
 
 
-def parse(messages: Sequence[Mapping[str, Any]], shape: str = "auto") -> Conversation:
-    """Find the calls and results of a message list, or raise `MalformedMessages`
-    naming the first offending message."""
-    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
-        raise MalformedMessages(0, "a message list must be a list")
+def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
+    """Find the calls and results of a message list (dicts, SDK objects or LangChain
+    messages, see `views`), or raise `MalformedMessages` naming the first offending
+    message."""
+    messages, source = views(messages)
+    if source == "langchain" and shape not in ("auto", "flat"):
+        raise ArgumentError(f"a list of LangChain messages has the flat shape, not {shape!r}")
     found: Shape = detect(messages) if shape == "auto" else _shape(shape)
     reader = {
         "anthropic": _anthropic,
@@ -152,7 +170,11 @@ def _anthropic(i: int, message: Mapping[str, Any], shape: Shape) -> list[ToolCal
     out: list[ToolCall | ToolResult] = []
     for b, block in enumerate(content):
         if not isinstance(block, Mapping) or "type" not in block:
-            raise MalformedMessages(i, f"block {b} is not a typed content block")
+            raise MalformedMessages(
+                i,
+                f"block {b} is not a typed content block: expected a dict or an SDK "
+                f"block with a type, got {type(block).__name__}",
+            )
         if block["type"] == "tool_use":
             if role != "assistant":
                 raise MalformedMessages(i, "tool_use outside an assistant message")
@@ -172,6 +194,7 @@ def _anthropic(i: int, message: Mapping[str, Any], shape: Shape) -> list[ToolCal
                     block["tool_use_id"],
                     _text(i, block.get("content", "")),
                     bool(block.get("is_error", False)),
+                    _parts(block.get("content")),
                 )
             )
     return out
@@ -185,7 +208,8 @@ def _chat(i: int, message: Mapping[str, Any], shape: Shape) -> list[ToolCall | T
         call_id = message.get("tool_call_id")
         if not isinstance(call_id, str):
             raise MalformedMessages(i, "a tool message needs a tool_call_id")
-        return [ToolResult(i, None, call_id, _text(i, message.get("content")), False)]
+        content = message.get("content")
+        return [ToolResult(i, None, call_id, _text(i, content), False, _parts(content))]
     out: list[ToolCall | ToolResult] = []
     calls = message.get("tool_calls") or []
     if calls and role != "assistant":
@@ -219,7 +243,8 @@ def _responses(i: int, item: Mapping[str, Any], shape: Shape) -> list[ToolCall |
     if kind == "function_call_output":
         if not isinstance(item.get("call_id"), str):
             raise MalformedMessages(i, "a function_call_output needs a call_id")
-        return [ToolResult(i, None, item["call_id"], _text(i, item.get("output", "")), False)]
+        output = item.get("output", "")
+        return [ToolResult(i, None, item["call_id"], _text(i, output), False, _parts(output))]
     if kind in (None, "message") and "role" not in item:
         raise MalformedMessages(i, "an item needs a type or a role")
     return []
@@ -235,6 +260,10 @@ def _json_object(i: int, raw: Any, call_id: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MalformedMessages(i, f"tool call {call_id!r} arguments are not a JSON object")
     return value
+
+
+def _parts(content: Any) -> tuple[Any, ...] | None:
+    return tuple(content) if non_text(content) else None
 
 
 def _text(i: int, content: Any) -> str:
@@ -280,9 +309,10 @@ def set_result_text(
         )
 
 
-def message_tokens(messages: Sequence[Mapping[str, Any]], system: str | None = None) -> int:
+def message_tokens(messages: Sequence[Any], system: str | None = None) -> int:
     """Tokens of a request: each message's text (content, tool calls as their JSON) plus
     `MESSAGE_OVERHEAD` a message, and the system prompt."""
+    messages = views(messages)[0]
     total = count_tokens(system) + MESSAGE_OVERHEAD if system else 0
     for message in messages:
         total += MESSAGE_OVERHEAD + count_tokens(_all_text(message))
@@ -330,3 +360,128 @@ def _field_text(key: str, value: Any) -> str:
     if key in ("arguments", "input") and isinstance(value, Mapping):
         return json.dumps(value, ensure_ascii=False)
     return _all_text(value)
+
+
+# -- what agent code holds: dicts, SDK objects, LangChain messages --------------------
+
+_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+def views(messages: Sequence[Any]) -> tuple[list[Mapping[str, Any]], Source]:
+    """The list as dicts, and what it held.
+
+    ``dicts``: a message that holds no object is itself (not copied). ``sdk``: an SDK
+    object (a pydantic model, wherever it is in the list) is read as the dict the SDK
+    sends for it (`model_dump(mode="json", exclude_unset=True, by_alias=True)`).
+    ``langchain``: every message is a LangChain `BaseMessage`, read as the flattened
+    shape (`role`, `content`, `tool_calls` with `id`, `name`, `arguments`, `tool_call_id`).
+    Raises `MalformedMessages` naming the first item that is none of these."""
+    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
+        raise MalformedMessages(0, f"a message list must be a list, got {type(messages).__name__}")
+    if messages and _is_langchain(messages[0]):
+        return [_langchain_view(i, m) for i, m in enumerate(messages)], "langchain"
+    out: list[Mapping[str, Any]] = []
+    source: Source = "dicts"
+    for i, message in enumerate(messages):
+        if _is_langchain(message):
+            raise MalformedMessages(
+                i, "a LangChain message in a list that does not start with one: use one kind"
+            )
+        plain = _plain(message)
+        if plain is not message:
+            source = "sdk"
+        if not isinstance(plain, Mapping):
+            raise MalformedMessages(
+                i,
+                "expected a message: a dict, an SDK message object or a LangChain message, "
+                f"got {type(message).__name__}",
+            )
+        out.append(plain)
+    return out, source
+
+
+def _is_model(value: Any) -> bool:
+    return not isinstance(value, Mapping) and callable(getattr(value, "model_dump", None))
+
+
+def _dump(value: Any) -> Any:
+    """An SDK object as the SDK sends it in a request."""
+    return value.model_dump(
+        mode="json",
+        exclude_unset=True,
+        by_alias=True,
+        exclude=getattr(value, "__api_exclude__", None),
+    )
+
+
+def _plain(value: Any) -> Any:
+    """`value` with every SDK object in it dumped; `value` itself when it holds none."""
+    if _is_model(value):
+        return _dump(value)
+    if isinstance(value, Mapping):
+        changed = {
+            k: _plain(v) for k, v in value.items() if isinstance(v, list | tuple) or _is_model(v)
+        }
+        if any(changed[k] is not value[k] for k in changed):
+            return {**value, **changed}
+        return value
+    if isinstance(value, list | tuple):
+        items = [_plain(v) for v in value]
+        if any(a is not b for a, b in zip(items, value, strict=True)):
+            return items
+    return value
+
+
+def _is_langchain(value: Any) -> bool:
+    return (
+        _is_model(value)
+        and isinstance(getattr(value, "type", None), str)
+        and hasattr(value, "additional_kwargs")
+        and hasattr(value, "content")
+    )
+
+
+def _langchain_view(i: int, message: Any) -> dict[str, Any]:
+    if not _is_langchain(message):
+        raise MalformedMessages(
+            i,
+            "expected a LangChain message like the first one (AIMessage, ToolMessage, ...), "
+            f"got {type(message).__name__}",
+        )
+    kind = str(message.type).removesuffix("Chunk").lower()
+    role = _LANGCHAIN_ROLES.get(kind, getattr(message, "role", None) if kind == "chat" else None)
+    if role is None:
+        raise MalformedMessages(i, f"a LangChain {type(message).__name__} has no role to read")
+    view: dict[str, Any] = {"role": role, "content": _plain(message.content)}
+    if role == "tool":
+        view["tool_call_id"] = getattr(message, "tool_call_id", None)
+    calls = getattr(message, "tool_calls", None) or []
+    if calls:
+        view["tool_calls"] = [
+            {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args", {})}
+            for c in calls
+        ]
+    return view
+
+
+def restore(
+    originals: Sequence[Any],
+    out: list[dict[str, Any]],
+    changed: set[int],
+    source: Source,
+) -> list[Any]:
+    """The compacted list in the kind it came in: each message compaction did not
+    change is a copy of the original (the same object type: an SDK object, a LangChain
+    message); a changed one is, for LangChain, the original message with its new
+    content (same id and fields), else the dict the SDK accepts (`out`'s)."""
+    if source == "dicts":
+        return out
+    result: list[Any] = []
+    for i, original in enumerate(originals):
+        if i not in changed:
+            result.append(copy.deepcopy(original))
+        elif source == "langchain":
+            result.append(original.model_copy(update={"content": out[i]["content"]}))
+        else:
+            result.append(out[i])
+    return result

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._errors import AmbiguousId, BadId, Expired, IntegrityError, NotFound
+from ._blocks import BLOCKS, blocks_text, decode_blocks, describe, to_shape
+from ._errors import AddressableError, AmbiguousId, BadId, Expired, IntegrityError, NotFound
 from ._payload import payload_text
 from ._stubs import prefix_mark
 from ._tokens import count_tokens
@@ -77,6 +80,10 @@ class ReplayTool:
             return f"error: {exc}. Run the original call again to get the content."
         if not result.ok:
             return self._kit.render(result)
+        if result.record.media_type == BLOCKS:  # text with images or files beside it
+            content, _ = decode_blocks(result.payload)
+            beside = f"[with it: {describe(content)}, not shown as text]"
+            return "\n".join([_select(blocks_text(content), arguments), beside])
         binary = payload_text(result.payload, result.record.media_type) is None
         if binary and not self._kit.has_renderer(result.record.tool):
             return (
@@ -84,6 +91,25 @@ class ReplayTool:
                 f"{result.record.media_type}; it cannot be shown as text]"
             )
         return _select(self._kit.render(result), arguments)
+
+    def content(self, arguments: dict[str, Any], shape: str = "anthropic") -> str | list[Any]:
+        """What `handle` gives, but a result stored with images or files comes back
+        whole as content blocks the API of `shape` takes in a tool result ("anthropic",
+        "openai-responses", "flat" for LangChain): its stored blocks exactly when it
+        was stored from that shape. A Chat Completions tool message ("openai") takes
+        text only: it gets the text."""
+        selects = any(arguments.get(k) for k in ("start_line", "end_line", "pattern"))
+        raw_id = arguments.get("id")
+        if shape == "openai" or selects or arguments.get("max_tokens") is not None:
+            return self.handle(arguments)
+        try:
+            result = self._replay(str(raw_id))
+        except AddressableError:
+            return self.handle(arguments)
+        if not result.ok or result.record.media_type != BLOCKS:
+            return self.handle(arguments)
+        content, stored = decode_blocks(result.payload)
+        return to_shape(content, stored, shape)
 
     def _replay(self, raw_id: str) -> Result:
         """The result an id or prefix names; a prefix that a later record made
@@ -169,3 +195,21 @@ def _closest(text: str, ids: Any, most: int = 3) -> list[str]:
 
     scored = sorted(((shared(i), i) for i in ids), key=lambda item: (-item[0], item[1]))
     return [i for score, i in scored[:most] if score >= 2]
+
+
+def handle_content(
+    kit: Toolkit, name: str, arguments: Mapping[str, Any] | str | None, format: str = "anthropic"
+) -> str | list[Any]:
+    """`kit.handle`, except that `replay_result` of a result stored with images or files
+    gives them back as content blocks of the API `format` ("anthropic",
+    "openai-responses"; "openai" Chat tool messages take text only), not as text:
+    put what it returns as the tool result's content."""
+    if name != NAME:
+        return kit.handle(name, arguments)
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, Mapping):
+        return kit.handle(name, arguments)
+    return ReplayTool(kit).content(dict(parsed), format)

@@ -226,7 +226,10 @@ def test_in_flight_calls_are_left_alone(kit: ad.Toolkit) -> None:
     ("messages", "index", "message"),
     [
         pytest.param(
-            [{"role": "user", "content": "a"}, "oops"], 1, "expected an object", id="not-an-object"
+            [{"role": "user", "content": "a"}, "oops"],
+            1,
+            "expected a message: a dict, an SDK message object or a LangChain message, got str",
+            id="not-an-object",
         ),
         pytest.param(
             [

@@ -6,9 +6,9 @@ atomic step as what they index), and offers a section that excludes writers (for
 Everything else (the layout of keys and indexes, integrity checks, gc, verify) is here,
 so the disk, memory and Redis stores differ only in where the bytes go.
 
-Records are found through the indexes (see `_index`: by time, key, session, tool,
-arguments, id prefix, and the ids their meta names), never by reading the others, and
-`stats` reads the sizes the indexes keep. A store written before the indexes existed is
+Records are found through the indexes (see `_index`: by time, key, session, tool, id
+prefix, and the ids their meta names), never by reading the others, and `stats` reads
+the sizes the indexes keep. A store written before the indexes existed is
 indexed once, when it is first opened (`reindex`).
 
 A record is checked two ways. Its id follows from its tool, args, key and content hash
@@ -39,7 +39,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
@@ -453,7 +453,7 @@ class KeyValueStore:
             offset += len(ids)
             page = min(page * 4, 4096)
 
-    def _load(self, ids: Iterator[str] | list[str]) -> Iterator[Record]:
+    def _load(self, ids: Iterable[str]) -> Iterator[Record]:
         """The records with these ids, skipping any removed since they were listed."""
         for record_id in ids:
             raw = self._backend.get(RECORD + record_id)
@@ -672,6 +672,14 @@ class KeyValueStore:
         sizes: dict[str, int] = {}  # blob address -> size, from the records
         batch: list[Entry] = []
         indexed = 0
+
+        def add(entries: list[Entry]) -> None:
+            nonlocal batch
+            batch += entries
+            if len(batch) >= 5000:  # written a batch at a time
+                b.index(add=batch)
+                batch = []
+
         for done, k in enumerate(keys, start=1):
             raw = b.get(k)
             try:
@@ -686,20 +694,17 @@ class KeyValueStore:
             finally:
                 if progress is not None and (done % 1000 == 0 or done == len(keys)):
                     progress(done, len(keys))
-            batch += entries
+            add(entries)
             sizes[record.content_hash[:_ADDRESS]] = record.size
             indexed += 1
-            if len(batch) >= 5000:
-                b.index(add=batch)
-                batch = []
         for k in b.keys(BLOB):
             address = k[len(BLOB) :]
             size = sizes.get(address)
-            batch.append((BLOBS, len(b.get(k) or b"") if size is None else size, address))
-        batch += [(PINS, 0, k[len(PIN) :]) for k in b.keys(PIN)]
+            add([(BLOBS, len(b.get(k) or b"") if size is None else size, address)])
+        add([(PINS, 0, k[len(PIN) :]) for k in b.keys(PIN)])
         if self._ids:
-            batch += [(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)]
-        b.index(add=[*batch, (INDEXES, 0, VERSION)])
+            add([(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)])
+        b.index(add=[*batch, (INDEXES, 0, VERSION)])  # the last: indexed, once whole
         return indexed
 
 

@@ -8,10 +8,8 @@ import sys
 from typing import Any
 
 from .._errors import ConfigError
+from .._exitcodes import EXIT_OK, EXIT_USAGE
 from .._stores import Store
-
-EXIT_OK = 0
-EXIT_USAGE = 2
 
 DESCRIPTION = (
     "Serve the toolkit over the Model Context Protocol, or stand in front of another MCP "

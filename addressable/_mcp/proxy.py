@@ -22,6 +22,7 @@ import anyio
 import anyio.to_thread
 
 from .._errors import AddressableError, DeadlineExceeded
+from .._exitcodes import EXIT_FAILURE, EXIT_OK
 from .._models import Determinism, Outcome, Record, Status
 from .._replaytool import DESCRIPTION as REPLAY_DESCRIPTION
 from .._replaytool import NAME as REPLAY
@@ -42,8 +43,6 @@ from .config import McpConfig
 
 MEDIA_TYPE = "application/json"
 KIND = "CallToolResult"  # meta.mcp of a record whose payload is a whole CallToolResult
-EXIT_OK = 0
-EXIT_FAILURE = 5
 
 
 class UpstreamGone(ConnectionError):

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._errors import AddressableError, AmbiguousId, BadId, Expired, IntegrityError, NotFound
 from .._models import Record
+from .._payload import payload_text
 from .._toolkit import Toolkit
 from ._sdk import MCPError, Server, ServerRequestContext, types
 
@@ -58,7 +59,7 @@ def read(kit: Toolkit, uri: str) -> types.ReadResourceResult:
         raise mcp_error(exc) from exc
     record, payload = result.record, result.payload
     contents: types.TextResourceContents | types.BlobResourceContents
-    text = _text(record.media_type, payload)
+    text = payload_text(payload, record.media_type)
     if text is not None:
         contents = types.TextResourceContents(uri=uri, mime_type=record.media_type, text=text)
     else:
@@ -108,13 +109,3 @@ def install(server: Server[Any], kit: Toolkit) -> None:
         "resources/templates/list", types.PaginatedRequestParams, list_templates
     )
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
-
-
-def _text(media_type: str, payload: bytes) -> str | None:
-    base = media_type.split(";", 1)[0].strip().lower()
-    textual = base.startswith("text/") or base.endswith(("json", "xml")) or "charset=" in media_type
-    try:
-        text = payload.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return text if textual or "\x00" not in text else None

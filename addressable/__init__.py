@@ -7,7 +7,7 @@ model can replay it by id.
 """
 
 from ._bundle import BundleSummary, export_bundle, import_bundle
-from ._compaction import Compaction, Evicted, compact
+from ._compaction import MIN_BUDGET, Compaction, Evicted, compact
 from ._continuity import Recovery, Revalidation, Stale, StaleWarning
 from ._errors import (
     AddressableError,
@@ -85,6 +85,7 @@ from ._toolkit import RecordOptions, Toolkit
 __version__ = "0.1.0"
 
 __all__ = [
+    "MIN_BUDGET",
     "AddressableError",
     "AmbiguousId",
     "ArgumentError",

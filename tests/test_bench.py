@@ -376,7 +376,7 @@ def test_the_same_input_gives_the_same_figures_whatever_the_hash_seed(tmp_path: 
         (["--window", "0"], ["--window must be 1 or more, not 0"]),
         (["--cache-read", "-0.1"], ["--cache-read must be a finite price of 0 or more, not -0.1"]),
         (["--cache-write", "nan"], ["--cache-write must be a finite price of 0 or more, not nan"]),
-        (["--budget", "0"], ["--budget must be 1 or more, not 0"]),
+        (["--budget", "0"], [f"--budget must be {ad.MIN_BUDGET} or more, not 0"]),
         (["--clear-at-least", "-5"], ["--clear-at-least must be 0 or more, not -5"]),
     ],
 )

@@ -59,6 +59,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .. import (
+    MIN_BUDGET,
     ArgumentError,
     Conversation,
     Finding,
@@ -144,7 +145,7 @@ def check_settings(
         "trigger": (trigger, 1),
         "keep": (keep, 0),
         "window": (window, 1),
-        "budget": (budget, 1),
+        "budget": (budget, MIN_BUDGET),  # what compact takes
         "clear_at_least": (clear_at_least, 0),
     }
     for setting, (value, least) in whole.items():

@@ -3,6 +3,8 @@ Responses model, on a scripted model behind a mocked transport."""
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx2
 from agents import Agent, OpenAIResponsesModel, RunConfig, Runner
 from openai import AsyncOpenAI
@@ -15,6 +17,7 @@ from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_ki
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
 
 
+# Runner.run rather than run_sync: run_sync leaves the event loop it makes open.
 def test_the_agents_runner_compacts_every_model_call(disk_kit: ad.Toolkit) -> None:
     kit = make_kit(disk_kit)
     model = ScriptedModel()
@@ -24,7 +27,7 @@ def test_the_agents_runner_compacts_every_model_call(disk_kit: ad.Toolkit) -> No
     agent = Agent(name="researcher", instructions="Use the tools.", model=llm, tools=tools(kit))
     config = RunConfig(call_model_input_filter=input_filter(kit, keep_last=2),
                        tracing_disabled=True)
-    result = Runner.run_sync(agent, TASK, run_config=config, max_turns=20)
+    result = asyncio.run(Runner.run(agent, TASK, run_config=config))
     # fmt: on
     assert result.final_output == ANSWER
     assert len(model.bodies) == len(MODULES) + 2

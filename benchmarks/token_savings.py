@@ -2,7 +2,7 @@
 
     python benchmarks/token_savings.py                       # the bundled scenario
     python benchmarks/token_savings.py --trigger 16000 --out benchmarks/latest-16k
-    python benchmarks/token_savings.py --trace sessions.jsonl --json out.json --plot out.png
+    python benchmarks/token_savings.py --trace sessions.jsonl --out DIR --plot out.png
 
 The engine lives in the package (`addressable._bench`), so that `addressable bench`
 works from a plain install; the latest outputs are kept beside this script.

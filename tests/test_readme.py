@@ -61,3 +61,25 @@ def test_mcp_section_config_and_client_snippets_are_valid(tmp_path: Path) -> Non
         (server,) = snippet["mcpServers"].values()
         assert server["command"] == "addressable" and server["args"][0] == "mcp"
         assert server["args"][1] in {"proxy", "serve"}
+
+
+def test_recipes_are_the_code_their_tests_run() -> None:
+    import textwrap
+
+    text = README.read_text()
+    section = re.search(r"## Recipes.*?\n(.*?)\n## ", text, re.S)
+    assert section is not None
+    blocks = re.findall(r"```python\n(.*?)```", section[1], re.S)
+    tested = []
+    for path in sorted((README.parent / "tests").glob("test_recipes_*.py")):
+        source = path.read_text()
+        for body in re.findall(r"# fmt: off\n(.*?)\n\s*# fmt: on", source, re.S):
+            tested.append(textwrap.dedent(body).strip())
+    assert len(blocks) == 6
+    for block in blocks:
+        # An import line may stand in the test module's header instead.
+        glue = "\n".join(
+            line for line in block.strip().splitlines() if line and not line.startswith("from ")
+        )
+        assert glue in tested, glue.splitlines()[0]
+        assert len(block.strip().splitlines()) <= 12  # ten lines of glue, and its imports

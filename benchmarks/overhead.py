@@ -12,6 +12,9 @@ nothing is deduplicated. Floor and wrapped calls alternate, so that drift on a n
 machine hits both alike; the figure that matters is the ratio: the median, over five
 rounds of calls, of the ratio of the medians.
 
+Replay by id (record, payload, re-hash) is set against a diskcache get of a stored
+payload of the same size, alternating, the ratio taken the same way.
+
     python benchmarks/overhead.py [--quick] [--json out.json]
 """
 
@@ -58,19 +61,21 @@ def measure(size: int, calls: int, workdir: Path) -> dict[str, Any]:
     def produce(i: int) -> bytes:
         return payloads[i]
 
-    def floor(cache: diskcache.Cache, data: bytes) -> None:
+    def floor(cache: diskcache.Cache, data: bytes) -> str:
         digest = blake3.blake3(data).hexdigest()
         if len(data) >= _FILE_THRESHOLD:
             cache.set(digest, io.BytesIO(data), read=True)
         else:
             cache.set(digest, data)
         cache.get(digest)
+        return digest
 
     times: dict[str, list[float]] = {"floor": [], "tuned": [], "wrapped": []}
     ids: list[str] = []
+    stored: list[str] = []  # what the floor stored in `raw`
 
     def run_floor(i: int) -> None:
-        floor(raw, payloads[i])
+        stored.append(floor(raw, payloads[i]))
 
     def run_tuned(i: int) -> None:
         floor(tuned, payloads[i])
@@ -88,11 +93,19 @@ def measure(size: int, calls: int, workdir: Path) -> dict[str, Any]:
             runner(len(payloads) - 1)
             times[name].append(timer() - start)
 
+    # Replay by id against a diskcache get of a payload of the same size (one the floor
+    # stored), alternating, in the same order rotation as above.
     replay_times: list[float] = []
-    for rid in ids[: min(len(ids), 500)]:
-        start = timer()
-        kit.replay(rid)
-        replay_times.append(timer() - start)
+    get_times: list[float] = []
+    for i, rid in enumerate(ids[: min(len(ids), 500)]):
+        for first in (i % 2 == 0, i % 2 == 1):
+            start = timer()
+            if first:
+                kit.replay(rid)
+                replay_times.append(timer() - start)
+            else:
+                raw.get(stored[i])
+                get_times.append(timer() - start)
     raw.close()
     tuned.close()
     store.close()
@@ -113,6 +126,8 @@ def measure(size: int, calls: int, workdir: Path) -> dict[str, Any]:
         "tuned_floor": tuned_stats,
         "wrapped": wrapped_stats,
         "replay": us(replay_times),
+        "get": us(get_times),
+        "replay_ratio": _ratio(replay_times, get_times),
         "ratio": _ratio(times["wrapped"], times["floor"]),
         "ratio_tuned": _ratio(times["wrapped"], times["tuned"]),
     }
@@ -160,6 +175,8 @@ def table(figures: dict[str, Any]) -> Table:
         "tuned floor",
         "ratio to tuned",
         "replay by id",
+        "diskcache get",
+        "replay ratio",
     ):
         t.add_column(column, justify="right")
 
@@ -175,6 +192,8 @@ def table(figures: dict[str, Any]) -> Table:
             spread(r["tuned_floor"]),
             f"{r['ratio_tuned']:.2f}",
             spread(r["replay"]),
+            spread(r["get"]),
+            f"{r['replay_ratio']:.2f}",
         )
     return t
 

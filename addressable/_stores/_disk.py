@@ -6,6 +6,7 @@ import io
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, suppress
 from pathlib import Path
@@ -58,6 +59,25 @@ _SCHEMA = (
 )
 _ADD = "INSERT OR IGNORE INTO addressable_index (name, score, member) VALUES (?, ?, ?)"
 _REMOVE = "DELETE FROM addressable_index WHERE name = ? AND score = ? AND member = ?"
+# A value under the file threshold, as diskcache's `set` stores bytes: a raw (text) key,
+# no expiry or tag, mode 1 (raw bytes in the row), size 0 (no file).
+_INSERT = (
+    "INSERT OR IGNORE INTO Cache (key, raw, store_time, expire_time, access_time, "
+    "access_count, tag, size, mode, filename, value) VALUES (?, 1, ?, NULL, ?, 0, NULL, 0, "
+    f"{diskcache.core.MODE_RAW}, NULL, ?)"
+)
+# A record with its payload and its token count, found by the content hash its JSON
+# names (the reader checks that hash against the bytes, as on every read).
+_HASH_AT = (
+    'substr(CAST(r.value AS TEXT), instr(CAST(r.value AS TEXT), \'"content_hash":"\') + 16, 32)'
+)
+_JOINED = (
+    f"SELECT r.value, b.value, t.value FROM Cache AS r "
+    f"LEFT JOIN Cache AS b ON b.key = 'b:' || {_HASH_AT} AND b.raw = 1 "
+    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL "
+    f"LEFT JOIN Cache AS t ON t.key = 't:' || {_HASH_AT} AND t.raw = 1 "
+    "WHERE r.key = ? AND r.raw = 1"
+)
 _LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1
 
 
@@ -102,6 +122,16 @@ class _DiskBackend:
         value = self._cache.get(key)
         return None if value is None else bytes(value)
 
+    @translated("reading")
+    def get_joined(self, key: str) -> tuple[bytes, bytes | None, bytes | None] | None:
+        """A record's value, with its payload (when kept in the row, not a file) and its
+        token count, in one statement; None if there is no record."""
+        rows = self._cache._con.execute(_JOINED, (key,)).fetchall()
+        if not rows:
+            return None
+        ((value, payload, tokens),) = rows
+        return bytes(value), None if payload is None else bytes(payload), tokens
+
     @translated("writing")
     def set(self, key: str, value: bytes) -> None:
         if len(value) >= _FILE_THRESHOLD:
@@ -123,13 +153,19 @@ class _DiskBackend:
         blob_index: Sequence[Entry] = (),
     ) -> bool:
         with self._cache.transact():
+            con = self._cache._con
             if len(payload) < _FILE_THRESHOLD:
-                new_blob = self._cache.add(blob, payload)
+                # Rows as diskcache writes them (raw string key, bytes in the row), in
+                # one statement each: no read before the write, and `INSERT OR IGNORE`
+                # on diskcache's unique index says whether the key was there.
+                now = time.time()
+                new_blob = con.execute(_INSERT, (blob, now, now, payload)).rowcount == 1
             elif new_blob := blob not in self._cache:
                 # Checked first: `add` would write a large payload to its file in full
                 # before finding that it is already there.
                 self._cache.set(blob, io.BytesIO(payload), read=True)
-            if not self._cache.add(record, value):
+                now = time.time()
+            if con.execute(_INSERT, (record, now, now, value)).rowcount != 1:
                 if new_blob:
                     self._add(blob_index)
                 return False

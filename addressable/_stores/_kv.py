@@ -215,6 +215,12 @@ class KeyValueStore:
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self._ids = not backend.ranged_keys  # ids need an index of their own
+        # A backend that reads a record, its payload and its token count at once (a
+        # method of its class: a wrapper that passes other calls through reads apart).
+        self._joined: Callable[[str], tuple[bytes, bytes | None, bytes | None] | None] | None
+        joined = getattr(type(backend), "get_joined", None)
+        self._joined = None if joined is None else functools.partial(joined, backend)
+        self._recent: tuple[str, str, bytes] = ("", "", b"")  # id, hash, payload last read
         if backend.members(INDEXES) != [VERSION]:
             self._index_once()
 
@@ -297,7 +303,21 @@ class KeyValueStore:
     # -- reading ---------------------------------------------------------------------
 
     def get(self, record_id: str) -> Record:
-        raw = self._backend.get(RECORD + record_id)
+        if self._joined is not None:
+            # One read for the record, its payload and its token count; the payload is
+            # kept for a `read` of the same record that follows (and re-hashed there).
+            found = self._joined(RECORD + record_id)
+            if found is not None:
+                value, payload, tokens = found
+                record = _load_record(record_id, value)
+                if payload is not None:
+                    self._recent = (record_id, record.content_hash, payload)
+                if tokens is None:
+                    return record
+                return record.model_copy(update={"tokens": int(tokens)})
+            raw: bytes | None = None
+        else:
+            raw = self._backend.get(RECORD + record_id)
         if raw is None:
             tomb = self._backend.get(TOMBSTONE + record_id)
             if tomb is not None:
@@ -342,7 +362,12 @@ class KeyValueStore:
         return self._read_blob(record.content_hash, record.id)
 
     def _read_blob(self, digest: str, record_id: str) -> bytes:
-        data = self._backend.get(blob_key(digest))
+        recent = self._recent
+        if recent[0] == record_id and recent[1] == digest:
+            data: bytes | None = recent[2]
+            self._recent = ("", "", b"")  # once: a later read reads the store again
+        else:
+            data = self._backend.get(blob_key(digest))
         if data is None:
             raise IntegrityError(
                 f"the payload of result {record_id} (blob {digest[:16]}) is missing from the store"

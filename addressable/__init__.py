@@ -33,11 +33,11 @@ from ._messages import (
     MalformedMessages,
     ToolCall,
     ToolResult,
+    message_text,
     message_tokens,
     set_result_text,
 )
 from ._messages import Shape as MessageShape
-from ._messages import _all_text as message_text  # every string in a message, keys excepted
 from ._messages import parse as parse_messages
 from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
 from ._modeltools import ModelTool, definition

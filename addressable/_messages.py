@@ -315,7 +315,7 @@ def message_tokens(messages: Sequence[Any], system: str | None = None) -> int:
     messages = views(messages)[0]
     total = count_tokens(system) + MESSAGE_OVERHEAD if system else 0
     for message in messages:
-        total += MESSAGE_OVERHEAD + count_tokens(_all_text(message))
+        total += MESSAGE_OVERHEAD + count_tokens(message_text(message))
     return total
 
 
@@ -327,18 +327,20 @@ def said(message: Mapping[str, Any], shape: Shape) -> str:
         content = message.get("content")
         if isinstance(content, list):
             return "\n".join(
-                _all_text(block)
+                message_text(block)
                 for block in content
                 if not (isinstance(block, Mapping) and block.get("type") == "tool_result")
             )
-        return _all_text(message)
+        return message_text(message)
     if shape == "openai-responses":
-        return "" if message.get("type") == "function_call_output" else _all_text(message)
-    return "" if message.get("role") == "tool" else _all_text(message)
+        return "" if message.get("type") == "function_call_output" else message_text(message)
+    return "" if message.get("role") == "tool" else message_text(message)
 
 
-def _all_text(value: Any) -> str:
-    # Every string in the message, keys excepted: text, tool inputs, ids and names.
+def message_text(value: Any) -> str:
+    """Every string in a message (or a part of one), keys excepted, one a line: text,
+    tool inputs as the JSON the model wrote, ids and names. What `message_tokens` counts,
+    and where a benchmark looks for a value the model could see."""
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping):
@@ -348,7 +350,7 @@ def _all_text(value: Any) -> str:
             if k not in ("type", "role", "cache_control") and v is not None
         )
     if isinstance(value, list):
-        return "\n".join(_all_text(v) for v in value)
+        return "\n".join(message_text(v) for v in value)
     if isinstance(value, bool | int | float):
         return json.dumps(value)
     return ""
@@ -359,7 +361,7 @@ def _field_text(key: str, value: Any) -> str:
     # (OpenAI) or as an object (Anthropic's input, the flattened shape).
     if key in ("arguments", "input") and isinstance(value, Mapping):
         return json.dumps(value, ensure_ascii=False)
-    return _all_text(value)
+    return message_text(value)
 
 
 # -- what agent code holds: dicts, SDK objects, LangChain messages --------------------

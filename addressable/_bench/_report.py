@@ -1,4 +1,5 @@
-"""The benchmark's outputs: a markdown table and a plot of cumulative request tokens."""
+"""The benchmark's outputs: a markdown table and a plot of cumulative net tokens
+(requests and round trips) per turn, summed over the sessions."""
 
 from __future__ import annotations
 
@@ -51,9 +52,32 @@ def markdown(report: BenchReport) -> str:
     return caption + "\n\n" + "\n".join(lines) + "\n"
 
 
-def plot(report: BenchReport, path: str | Path, session: int = 0) -> None:
-    """A PNG of cumulative request tokens per turn, one line a strategy, for one session
-    (the first by default). Needs matplotlib (the `bench` extra)."""
+def plot_series(report: BenchReport) -> tuple[str, dict[str, list[int]]]:
+    """What the plot shows, and its title: for each strategy, cumulative net tokens (the
+    requests and their round trips) per assistant turn, summed over every session, the
+    sessions aligned by turn (turn 1 of each, then turn 2, ...; a session that has
+    ended adds nothing more). The last point of each line is that strategy's `net` in
+    the table."""
+    summed: dict[str, list[int]] = {}
+    for one in report.per_session:
+        for name, series in one.per_turn.items():
+            total = summed.setdefault(name, [])
+            total.extend([0] * (len(series) - len(total)))
+            for turn, tokens in enumerate(series):
+                total[turn] += tokens
+    plural = "s" if report.sessions != 1 else ""
+    title = (
+        f"net tokens (requests + round trips), cumulative by turn, summed over "
+        f"{report.sessions} session{plural}\n(aligned by turn, as the table's net); "
+        f"trigger {report.trigger:,}, keep {report.keep}"
+    )
+    return title, {name: list(itertools.accumulate(s)) for name, s in summed.items()}
+
+
+def plot(report: BenchReport, path: str | Path) -> None:
+    """A PNG of cumulative net tokens per turn, one line a strategy, summed over
+    every session as the table is (see `plot_series`). Needs matplotlib (the `bench`
+    extra)."""
     try:
         import matplotlib
 
@@ -62,17 +86,16 @@ def plot(report: BenchReport, path: str | Path, session: int = 0) -> None:
         from matplotlib import ticker
     except ImportError:
         raise MissingDependency("the benchmark's plot", "bench", "matplotlib") from None
-    chosen = report.per_session[session]
+    title, lines = plot_series(report)
     figure, axes = plt.subplots(figsize=(8, 4.5), dpi=110)
     styles = itertools.cycle(["-", "--", "-.", ":", "-"])
-    for name, series in chosen.per_turn.items():
-        cumulative = list(itertools.accumulate(series))
+    for name, cumulative in lines.items():
         axes.plot(
             range(1, len(cumulative) + 1), cumulative, next(styles), label=name, linewidth=1.8
         )
     axes.set_xlabel("assistant turn")
-    axes.set_ylabel("cumulative request tokens")
-    axes.set_title(f"{chosen.session_id}: trigger {report.trigger:,}, keep {report.keep}")
+    axes.set_ylabel("cumulative net tokens, all sessions")
+    axes.set_title(title, fontsize=10)
     axes.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:,.0f}"))
     axes.grid(True, alpha=0.3)
     axes.legend()

@@ -155,6 +155,9 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
         return EXIT_FAILURE
     table = markdown(report)
     data = json.dumps(report.to_json(), indent=2) + "\n"
+    written: list[str] = []
+    if not args.trace:
+        written.append(str(folder / "scenario.jsonl"))
     for path, text in (
         (folder / "report.md", table),
         (folder / "report.json", data),
@@ -162,6 +165,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
     ):
         if path:
             Path(path).write_text(text, encoding="utf-8")
+            written.append(str(path))
     for path in (folder / "plot.png", args.plot):
         if path:
             try:
@@ -169,6 +173,10 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             except MissingDependency as exc:
                 print(f"addressable: no plot: {exc}", file=sys.stderr)
                 break
-    sys.stdout.write(data if getattr(args, "json", False) else table)  # --json: the report
+            written.append(str(path))
+    # The report on stdout, to a terminal or a pipe alike (--json: the JSON document);
+    # where the files went on stderr, so that stdout stays the report.
+    sys.stdout.write(data if getattr(args, "json", False) else table)
     sys.stdout.flush()
+    print(f"addressable: wrote {', '.join(written)}", file=sys.stderr)
     return EXIT_OK

@@ -52,7 +52,7 @@ from ._models import Claim, Determinism, Outcome, Record, Reference, Status
 from ._replaytool import NAME as REPLAY_TOOL
 from ._stubs import parse_stub, short_id
 from ._summarize import DEFAULT_BUDGET, Summarizer
-from ._tokens import count_tokens
+from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from .ids import canonical_args, content_hash, result_id
 
 if TYPE_CHECKING:
@@ -107,6 +107,7 @@ def compact(
     pending_keys: Iterable[str] = (),
     system: str | None = None,
     determinism_of: Mapping[str, Determinism] | None = None,
+    tokenizer: Tokenizer | None = None,
 ) -> Compaction:
     """Replace tool results older than the newest `keep_last` with stubs (a Reference
     or a Claim, see `evict`) that name their id, so that `replay_result` gets them back.
@@ -121,8 +122,44 @@ def compact(
     `determinism_of` names their tool. `system` counts in the tokens. Raises
     `MalformedMessages` naming the offending message index when the list is not well
     formed, and `ArgumentError` for a limit that cannot be obeyed.
+
+    `tokenizer` (any callable `str -> int`) makes every count: `tokens_before`/`after`,
+    the stub budgets and the `trigger_tokens`/`target_tokens` comparisons. Without it,
+    `count_tokens` (cl100k_base) counts.
     """
     _check(kit, keep_last, budget, trigger_tokens, target_tokens)
+    with using_tokenizer(tokenizer):
+        return _compact(
+            messages,
+            kit=kit,
+            keep_last=keep_last,
+            trigger_tokens=trigger_tokens,
+            target_tokens=target_tokens,
+            format=format,
+            budget=budget,
+            summarizer=summarizer,
+            pins=pins,
+            pending_keys=pending_keys,
+            system=system,
+            determinism_of=determinism_of,
+        )
+
+
+def _compact(
+    messages: Sequence[Any],
+    *,
+    kit: Toolkit,
+    keep_last: int,
+    trigger_tokens: int | None,
+    target_tokens: int | None,
+    format: str,
+    budget: int,
+    summarizer: Summarizer | None,
+    pins: Iterable[str],
+    pending_keys: Iterable[str],
+    system: str | None,
+    determinism_of: Mapping[str, Determinism] | None,
+) -> Compaction:
     originals = messages
     messages, source = views(originals)
     conversation = parse(messages, format)

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from ._blocks import non_text
 from ._errors import AddressableError, ArgumentError
-from ._tokens import count_tokens
+from ._tokens import Tokenizer, count_tokens, using_tokenizer
 
 Shape = Literal["anthropic", "openai", "flat", "openai-responses"]
 Source = Literal["dicts", "sdk", "langchain"]  # what the list held: see `views`
@@ -309,13 +309,17 @@ def set_result_text(
         )
 
 
-def message_tokens(messages: Sequence[Any], system: str | None = None) -> int:
+def message_tokens(
+    messages: Sequence[Any], system: str | None = None, *, tokenizer: Tokenizer | None = None
+) -> int:
     """Tokens of a request: each message's text (content, tool calls as their JSON) plus
-    `MESSAGE_OVERHEAD` a message, and the system prompt."""
+    `MESSAGE_OVERHEAD` a message, and the system prompt. Counted by `tokenizer` (any
+    callable `str -> int`) when given, else by `count_tokens`."""
     messages = views(messages)[0]
-    total = count_tokens(system) + MESSAGE_OVERHEAD if system else 0
-    for message in messages:
-        total += MESSAGE_OVERHEAD + count_tokens(message_text(message))
+    with using_tokenizer(tokenizer):
+        total = count_tokens(system) + MESSAGE_OVERHEAD if system else 0
+        for message in messages:
+            total += MESSAGE_OVERHEAD + count_tokens(message_text(message))
     return total
 
 

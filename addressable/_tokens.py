@@ -14,15 +14,22 @@ encoding by name when it cannot be used warns once (`TokenEstimateWarning`).
 `encoding_for_model` names the encoding of an OpenAI model (gpt-4o and later: o200k).
 Claude's tokenizer is not published: for Claude models cl100k_base stands in, an
 approximation of Anthropic's own count (which their token-counting endpoint gives).
+
+`using_tokenizer(fn)` makes every count without an explicit encoding, inside the
+block, come from `fn` (any callable `str -> int`): this is how `compact(tokenizer=)`
+and `bench(tokenizer=)` count with the caller's tokenizer.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import gzip
 import hashlib
 import warnings
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -160,6 +167,10 @@ def count_tokens(text: str, encoding: str | None = None) -> int:
 
     Special-token markers such as ``<|endoftext|>`` are counted as ordinary text.
     """
+    if encoding is None:
+        tokenizer = _TOKENIZER.get()
+        if tokenizer is not None:
+            return _call(tokenizer, text)
     name = DEFAULT_ENCODING if encoding is None else encoding
     if name not in FILES:
         _checked(name)  # raises, naming the encodings there are
@@ -168,6 +179,39 @@ def count_tokens(text: str, encoding: str | None = None) -> int:
     if len(text) >= _CACHED_FROM:
         return _count_long(text, name)
     return _count(text, name)
+
+
+Tokenizer = Callable[[str], int]
+_TOKENIZER: ContextVar[Tokenizer | None] = ContextVar("addressable_tokenizer", default=None)
+
+
+@contextlib.contextmanager
+def using_tokenizer(tokenizer: Tokenizer | None) -> Iterator[None]:
+    """Within the block, `count_tokens(text)` (no encoding) is `tokenizer(text)`; with
+    None, nothing changes. Raises `ArgumentError` when `tokenizer` is not callable."""
+    if tokenizer is None:
+        yield
+        return
+    if not callable(tokenizer):
+        raise ArgumentError(
+            f"tokenizer must be a callable str -> int, got {type(tokenizer).__name__}"
+        )
+    token = _TOKENIZER.set(tokenizer)
+    try:
+        yield
+    finally:
+        _TOKENIZER.reset(token)
+
+
+def _call(tokenizer: Tokenizer, text: str) -> int:
+    token = _TOKENIZER.set(None)  # a tokenizer may itself call count_tokens
+    try:
+        n = tokenizer(text)
+    finally:
+        _TOKENIZER.reset(token)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ArgumentError(f"tokenizer must return a whole number of tokens, got {n!r}")
+    return n
 
 
 _CACHED_FROM = 512  # characters; longer texts are remembered: a context is counted often

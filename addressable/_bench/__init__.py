@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .. import Toolkit, open_store
+from .._tokens import Tokenizer, using_tokenizer
 from ._report import markdown, plot
 from ._sessions import BadLine, Session, read_sessions
 from ._simulate import (
@@ -88,6 +89,7 @@ def bench(
     cache_write: float = DEFAULT_CACHE_WRITE,
     kits: dict[str, Toolkit] | None = None,
     progress: Callable[[str, int], None] | None = None,
+    tokenizer: Tokenizer | None = None,
 ) -> BenchReport:
     """Replay every session under every strategy. `kits` gives the kit that recorded a
     session (by id), so that its stubs point at the exact records; others get a fresh
@@ -97,7 +99,10 @@ def bench(
 
     A session whose request goes over `window` for a strategy counts in that strategy's
     `failed`; its figures still count in the totals, for the whole session (see
-    `_simulate`), so that every strategy's totals cover the same turns."""
+    `_simulate`), so that every strategy's totals cover the same turns.
+
+    `tokenizer` (any callable `str -> int`) makes every count, as in `compact`; without
+    it, `count_tokens` (cl100k_base) does."""
     check_settings(
         trigger=trigger,
         keep=keep,
@@ -107,6 +112,34 @@ def bench(
         budget=budget,
         clear_at_least=clear_at_least,
     )
+    with using_tokenizer(tokenizer):
+        return _bench(
+            sessions,
+            trigger=trigger,
+            keep=keep,
+            budget=budget,
+            clear_at_least=clear_at_least,
+            window=window,
+            cache_read=cache_read,
+            cache_write=cache_write,
+            kits=kits,
+            progress=progress,
+        )
+
+
+def _bench(
+    sessions: Iterable[Session | BadLine],
+    *,
+    trigger: int,
+    keep: int,
+    budget: int | None,
+    clear_at_least: int,
+    window: int,
+    cache_read: float,
+    cache_write: float,
+    kits: dict[str, Toolkit] | None,
+    progress: Callable[[str, int], None] | None,
+) -> BenchReport:
     totals = {name: Figures() for name in STRATEGIES}
     reports: list[SessionReport] = []
     errors: list[BadLine] = []

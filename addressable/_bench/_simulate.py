@@ -76,6 +76,7 @@ from .. import (
     parse_messages,
     set_result_text,
 )
+from .._tokens import Tokenizer, using_tokenizer
 from ._sessions import Session
 
 STRATEGIES = ("none", "clear", "window", "addressable", "addressable+state", "oracle")
@@ -519,9 +520,11 @@ def simulate(
     cache_read: float = DEFAULT_CACHE_READ,
     cache_write: float = DEFAULT_CACHE_WRITE,
     needs: Needs | None = None,
+    tokenizer: Tokenizer | None = None,
 ) -> Run:
     """Replay `session` under `strategy`; see the module docstring. `needs` is what
-    `needs_of(session)` gives, when it is already known."""
+    `needs_of(session)` gives, when it is already known. `tokenizer` (any callable
+    `str -> int`) makes every count; without it, `count_tokens` does."""
     if strategy not in STRATEGIES:
         raise ArgumentError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     check_settings(
@@ -535,7 +538,8 @@ def simulate(
     )
     settings = _Settings(trigger, keep, budget, clear_at_least, window, cache_read, cache_write)
     kit = kit_for(session) if strategy.startswith("addressable") else None
-    return _Replay(session, strategy, settings, kit, needs or needs_of(session)).replay()
+    with using_tokenizer(tokenizer):
+        return _Replay(session, strategy, settings, kit, needs or needs_of(session)).replay()
 
 
 def _read_again(source: Source, call_id: str, session: Session) -> list[dict[str, Any]]:

@@ -13,6 +13,10 @@ chunks and the deadline checked between them; each request's timeouts are cut to
 time left; and the sync clients the adapters make themselves cut every socket read and
 write to the time left, so that a server trickling even its headers cannot hold a call.
 An async call runs under `asyncio.timeout`.
+
+A client is an httpx client or an httpx2 one (the stack newer SDKs use): both have the
+same `build_request`, `send` and streamed responses, and the failures of either are
+handled alike (`HTTP_ERRORS`, `TIMEOUTS`). httpx2 is optional: without it, httpx alone.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import time
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
+from types import ModuleType
+from typing import Any, Protocol
 
 import httpcore
 import httpx
@@ -35,6 +41,67 @@ from ._urls import origin
 DEFAULT_DEADLINE = 60.0  # seconds for a whole call, redirects and body included
 _EARLY = 0.05  # seconds: a timeout this close to the deadline is the deadline's
 _END: ContextVar[float | None] = ContextVar("addressable_http_deadline", default=None)
+
+
+def _httpx2() -> ModuleType | None:
+    try:
+        import httpx2
+    except ImportError:
+        return None
+    return httpx2
+
+
+_STACKS: tuple[ModuleType, ...] = tuple(m for m in (httpx, _httpx2()) if m is not None)
+
+
+def _errors(*names: str) -> tuple[type[Exception], ...]:
+    return tuple(getattr(stack, name) for stack in _STACKS for name in names)
+
+
+HTTP_ERRORS = _errors("HTTPError")  # every failure of a call, in either stack
+TIMEOUTS = _errors("TimeoutException")
+_NOT_CONNECTED = _errors("ConnectError", "ConnectTimeout", "PoolTimeout")
+
+
+class SyncClient(Protocol):
+    """What the adapters use of a sync client: an `httpx.Client` or an `httpx2.Client`."""
+
+    follow_redirects: bool
+    max_redirects: int
+
+    def build_request(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any: ...
+
+    def send(self, request: Any, *, stream: bool = ..., follow_redirects: bool = ...) -> Any: ...
+
+
+class AsyncClient(Protocol):
+    """What the adapters use of an async client: an `httpx.AsyncClient` or an
+    `httpx2.AsyncClient`."""
+
+    follow_redirects: bool
+    max_redirects: int
+
+    def build_request(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any: ...
+
+    async def send(
+        self, request: Any, *, stream: bool = ..., follow_redirects: bool = ...
+    ) -> Any: ...
 
 
 def check_deadline(deadline: float) -> float:
@@ -68,7 +135,7 @@ class Exchange:
         self.what = what
         self.follow = follow
         self.stay = stay
-        self.history: list[httpx.Response] = []
+        self.history: list[Any] = []  # the responses that redirected
         self.note: str | None = None  # why a redirect was not followed
         self._started = False
         self._origin: str | None = None
@@ -76,14 +143,12 @@ class Exchange:
 
     # -- sync ------------------------------------------------------------------------
 
-    def send(
-        self, client: httpx.Client, request: httpx.Request, collect: Callable[[bytes], None]
-    ) -> httpx.Response:
+    def send(self, client: SyncClient, request: Any, collect: Callable[[bytes], None]) -> Any:
         """Send `request` and the redirects it leads to; the body of the last response
         goes to `collect` chunk by chunk. Returns the last response (closed)."""
         token = _END.set(self.end)
         try:
-            current: httpx.Request | None = request
+            current: Any = request
             while current is not None:
                 self._limit(current)
                 self._started = True
@@ -99,7 +164,7 @@ class Exchange:
                 finally:
                     response.close()
             raise AssertionError("unreachable")  # pragma: no cover
-        except httpx.TimeoutException as exc:
+        except TIMEOUTS as exc:
             if time.monotonic() >= self.end - _EARLY:
                 raise self.exceeded() from exc
             raise
@@ -109,12 +174,12 @@ class Exchange:
     # -- async -----------------------------------------------------------------------
 
     async def asend(
-        self, client: httpx.AsyncClient, request: httpx.Request, collect: Callable[[bytes], None]
-    ) -> httpx.Response:
+        self, client: AsyncClient, request: Any, collect: Callable[[bytes], None]
+    ) -> Any:
         """`send` for an async client, the whole call under `asyncio.timeout`."""
         try:
             async with asyncio.timeout(self.end - time.monotonic()):
-                current: httpx.Request | None = request
+                current: Any = request
                 while current is not None:
                     self._limit(current)
                     self._started = True
@@ -133,7 +198,7 @@ class Exchange:
             raise
         except TimeoutError as exc:
             raise self.exceeded() from exc
-        except httpx.TimeoutException as exc:
+        except TIMEOUTS as exc:
             if time.monotonic() >= self.end - _EARLY:
                 raise self.exceeded() from exc
             raise
@@ -150,7 +215,7 @@ class Exchange:
         if time.monotonic() >= self.end:
             raise self.exceeded()
 
-    def _limit(self, request: httpx.Request) -> None:
+    def _limit(self, request: Any) -> None:
         # No wait of this request may outlast the call's deadline.
         left = self.end - time.monotonic()
         if left <= 0:
@@ -171,12 +236,12 @@ class Exchange:
         cause = exc.__cause__ if isinstance(exc, ad.DeadlineExceeded) else exc
         if cause is None:
             return not self._started
-        return isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+        return isinstance(cause, _NOT_CONNECTED)
 
-    def _next(self, response: httpx.Response, max_redirects: int) -> httpx.Request | None:
+    def _next(self, response: Any, max_redirects: int) -> Any:
         """The request a redirect leads to, stripped of credentials if the chain has
         left the first origin; None when the response is the answer."""
-        request = response.next_request
+        request = getattr(response, "next_request", None)
         if request is None or not self.follow:
             return None
         target = origin(str(request.url))
@@ -207,7 +272,7 @@ class Exchange:
         return request
 
 
-def _without_secrets(url: httpx.URL, secrets: ad.Secrets) -> httpx.URL | None:
+def _without_secrets(url: Any, secrets: ad.Secrets) -> Any:
     """`url` without the query parameters that hold a secret; None if one is elsewhere."""
     if not secrets.contains(str(url)):
         return url

@@ -21,9 +21,11 @@ no marker, the fields written), recording `completed`, `not_applied` or `unknown
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -33,7 +35,15 @@ from pydantic import BaseModel, ConfigDict
 import addressable as ad
 
 from ._base import Adapter, Identity, schema
-from ._http import DEFAULT_DEADLINE, DeadlineTransport, Exchange, check_deadline
+from ._http import (
+    DEFAULT_DEADLINE,
+    HTTP_ERRORS,
+    AsyncClient,
+    DeadlineTransport,
+    Exchange,
+    SyncClient,
+    check_deadline,
+)
 from ._urls import normalize_url, origin, redact_url
 
 Action = Literal["read", "replay", "reversible-write", "write"]
@@ -46,7 +56,7 @@ WRITES = {
 VERIFY_TOOL = "api_verify"
 DEFAULT_TIMEOUT = 10.0  # seconds
 DEFAULT_MAX_AGE = timedelta(minutes=5)  # how long a read may be relied on
-_FAILURES = (httpx.HTTPError, ad.DeadlineExceeded)
+_FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
 
 
 class Scope(BaseModel):
@@ -116,7 +126,8 @@ class Api(Adapter):
         *,
         identities: Iterable[Identity] = (),
         scope: Scope | None = None,
-        client: httpx.Client | None = None,
+        client: SyncClient | None = None,
+        async_client: AsyncClient | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         deadline: float = DEFAULT_DEADLINE,
         max_age: timedelta = DEFAULT_MAX_AGE,
@@ -127,10 +138,13 @@ class Api(Adapter):
         super().__init__(kit, name)
         self.identities = {i.name: i for i in identities}
         self.scope = scope or Scope(origins=())  # by default nothing is allowed
-        # No retries: a write is sent once, whatever happens to it.
-        self._client = client or httpx.Client(
-            timeout=timeout, transport=DeadlineTransport(retries=0)
-        )
+        self._client = client
+        self._async_client = async_client
+        # Only a sync client given: async calls use it too (in a thread), never one of
+        # the adapter's own that would bypass its transport, proxy or mock.
+        self._sync_only = client is not None and async_client is None
+        self._own_clients: list[httpx.Client | httpx.AsyncClient] = []
+        self.timeout = timeout
         self.deadline = deadline
         self.allow_secrets = frozenset(allow_secrets)
         self.max_age = max_age
@@ -142,42 +156,68 @@ class Api(Adapter):
         """GET `url` as `identity`: a Reference with a max age."""
         return self._get(url, identity, action, self.allow_secrets)
 
+    async def aget(self, url: str, *, identity: str, action: Action = "read") -> ad.Result:
+        """The async twin of `get`: through the async client given (or one of the
+        adapter's own); with only a sync client given, through that one, in a thread."""
+        if self._sync_only:
+            return await asyncio.to_thread(self.get, url, identity=identity, action=action)
+        return await self._aget(url, identity, action, self.allow_secrets)
+
     def _get(
         self, url: str, identity: str, action: Action, allowed: Collection[str] | None
     ) -> ad.Result:
+        call = self._read_call(url, identity, action, allowed)
+        return self._read_result(call, self._send(call))
+
+    async def _aget(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> ad.Result:
+        call = self._read_call(url, identity, action, allowed)
+        return self._read_result(call, await self._asend(call))
+
+    def _read_call(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> _Call:
+        """A GET checked against the scope and the secrets allowed; nothing sent yet."""
         self._check(url, identity, action)
         self.kit.secrets.check_allowed(url, allowed, "the URL")
         credentials = self._credentials(identity)
         wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
-        args = {"method": "GET", "url": url, "identity": identity}
-        key = f"GET {normalize_url(url)} as {identity}"
-        exchange = self._exchange("GET", url, credentials)
-        request = self._client.build_request("GET", wire, headers=self._headers(credentials))
-        body = bytearray()
-        try:
-            response = exchange.send(self._client, request, body.extend)
-        except _FAILURES as exc:
+        return _Call(
+            method="GET",
+            wire=wire,
+            url=url,
+            credentials=credentials,
+            headers=self._headers(credentials),
+            args={"method": "GET", "url": url, "identity": identity},
+            key=f"GET {normalize_url(url)} as {identity}",
+        )
+
+    def _read_result(self, call: _Call, sent: _Sent) -> ad.Result:
+        """Record what a GET gave: the response, or the failure (then raised)."""
+        if sent.error is not None:
             self.kit.record_failure(
-                self.name,
-                args,
-                exc,
-                determinism="deterministic",
-                key=key,
+                self.name, call.args, sent.error, determinism="deterministic", key=call.key
             )
-            raise
+            raise sent.error
+        response = sent.response
         meta: dict[str, Any] = {"status_code": response.status_code}
-        if exchange.note is not None:
-            meta["redirect"] = exchange.note
+        if sent.exchange.note is not None:
+            meta["redirect"] = sent.exchange.note
         options: ad.RecordOptions = {
-            "key": key,
+            "key": call.key,
             "max_age": self.max_age,
             "media_type": response.headers.get("content-type", "application/json"),
             "meta": meta,
         }
         if response.status_code >= 400:
             options["status"] = ad.Status.ERROR
-            options["error"] = f"HTTP {response.status_code} {response.reason_phrase} for {url}"
-        return self.kit.record(self.name, args, bytes(body), determinism="deterministic", **options)
+            options["error"] = (
+                f"HTTP {response.status_code} {response.reason_phrase} for {call.url}"
+            )
+        return self.kit.record(
+            self.name, call.args, sent.body, determinism="deterministic", **options
+        )
 
     def _reread(self, record: ad.Record) -> ad.Result:
         url, identity = str(record.args["url"]), str(record.args["identity"])
@@ -216,7 +256,7 @@ class Api(Adapter):
         `depends_on` (ids of the reads it relies on), it is refused with `Stale` while
         any of them is stale.
         """
-        return self._write(
+        call = self._write_call(
             method,
             url,
             identity=identity,
@@ -226,8 +266,44 @@ class Api(Adapter):
             depends_on=depends_on,
             allowed=self.allow_secrets,
         )
+        return self._write_result(call, self._send(call))
 
-    def _write(
+    async def awrite(
+        self,
+        method: str,
+        url: str,
+        *,
+        identity: str,
+        json_body: dict[str, Any] | None = None,
+        marker_field: str | None = None,
+        idempotency_key: str | None = None,
+        depends_on: Sequence[str] = (),
+    ) -> ad.Result:
+        """The async twin of `write`."""
+        if self._sync_only:
+            return await asyncio.to_thread(
+                self.write,
+                method,
+                url,
+                identity=identity,
+                json_body=json_body,
+                marker_field=marker_field,
+                idempotency_key=idempotency_key,
+                depends_on=depends_on,
+            )
+        call = self._write_call(
+            method,
+            url,
+            identity=identity,
+            json_body=json_body,
+            marker_field=marker_field,
+            idempotency_key=idempotency_key,
+            depends_on=depends_on,
+            allowed=self.allow_secrets,
+        )
+        return self._write_result(call, await self._asend(call))
+
+    def _write_call(
         self,
         method: str,
         url: str,
@@ -238,7 +314,9 @@ class Api(Adapter):
         idempotency_key: str | None = None,
         depends_on: Sequence[str] = (),
         allowed: Collection[str] | None,
-    ) -> ad.Result:
+    ) -> _Call:
+        """A write checked against the scope, the secrets allowed and the freshness of
+        what it depends on, with its idempotency key and marker; nothing sent yet."""
         method = method.upper()
         if method not in WRITES:
             raise ad.ArgumentError(f"{method} is not a write: use {', '.join(WRITES)}")
@@ -252,22 +330,30 @@ class Api(Adapter):
             marker = f"ad-{key[:16]}"
             body = {**(body or {}), marker_field: marker}
         credentials = self._credentials(identity)
-        headers = {**self._headers(credentials), "Idempotency-Key": key}
         wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
-        args: dict[str, Any] = {"method": method, "url": url, "identity": identity, "body": body}
-        meta: dict[str, Any] = {"marker": marker, "marker_field": marker_field}
-        exchange = self._exchange(method, url, credentials)
-        request = self._client.build_request(method, wire, json=body, headers=headers)
-        content = bytearray()
-        try:
-            response = exchange.send(self._client, request, content.extend)
-        except _FAILURES as exc:
-            if exchange.nothing_sent(exc):  # no connection was made
-                return self._action(args, key, meta, ad.Outcome.NOT_APPLIED, exc, sent=False)
+        return _Call(
+            method=method,
+            wire=wire,
+            url=url,
+            credentials=credentials,
+            headers={**self._headers(credentials), "Idempotency-Key": key},
+            args={"method": method, "url": url, "identity": identity, "body": body},
+            key=key,
+            body=body,
+            meta={"marker": marker, "marker_field": marker_field},
+        )
+
+    def _write_result(self, call: _Call, sent: _Sent) -> ad.Result:
+        """Record the Action with the outcome that is known from what was sent."""
+        args, key, meta = call.args, call.key, dict(call.meta)
+        if sent.error is not None:
+            if sent.exchange.nothing_sent(sent.error):  # no connection was made
+                return self._action(args, key, meta, ad.Outcome.NOT_APPLIED, sent.error, sent=False)
             # timeouts, resets and the deadline after the request went out
-            return self._action(args, key, meta, ad.Outcome.UNKNOWN, exc, sent=True)
-        if exchange.note is not None:
-            meta["redirect"] = exchange.note
+            return self._action(args, key, meta, ad.Outcome.UNKNOWN, sent.error, sent=True)
+        if sent.exchange.note is not None:
+            meta["redirect"] = sent.exchange.note
+        response = sent.response
         code = response.status_code
         if 200 <= code < 300:
             outcome = ad.Outcome.COMPLETED
@@ -280,7 +366,7 @@ class Api(Adapter):
         return self.kit.record(
             self.name,
             args,
-            bytes(content),
+            sent.body,
             determinism="side_effect",
             outcome=outcome,
             idempotency_key=key,
@@ -289,6 +375,61 @@ class Api(Adapter):
             status=ad.Status.OK if error is None else ad.Status.ERROR,
             error=error,
         )
+
+    # -- sending -----------------------------------------------------------------------
+
+    def _send(self, call: _Call) -> _Sent:
+        """Send `call` through the sync client; a failure is returned, not raised."""
+        client = self._sync_client()
+        exchange = self._exchange(call, client.follow_redirects)
+        request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
+        body = bytearray()
+        try:
+            response = exchange.send(client, request, body.extend)
+        except _FAILURES as exc:
+            return _Sent(exchange, error=exc)
+        return _Sent(exchange, response, bytes(body))
+
+    async def _asend(self, call: _Call) -> _Sent:
+        """`_send` through the async client."""
+        client = self._aclient()
+        exchange = self._exchange(call, client.follow_redirects)
+        request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
+        body = bytearray()
+        try:
+            response = await exchange.asend(client, request, body.extend)
+        except _FAILURES as exc:
+            return _Sent(exchange, error=exc)
+        return _Sent(exchange, response, bytes(body))
+
+    def _sync_client(self) -> SyncClient:
+        if self._client is None:
+            # No retries: a write is sent once, whatever happens to it.
+            own = httpx.Client(timeout=self.timeout, transport=DeadlineTransport(retries=0))
+            self._own_clients.append(own)
+            self._client = own
+        return self._client
+
+    def _aclient(self) -> AsyncClient:
+        if self._async_client is None:
+            own = httpx.AsyncClient(timeout=self.timeout)  # retries: 0, httpx's default
+            self._own_clients.append(own)
+            self._async_client = own
+        return self._async_client
+
+    def close(self) -> None:
+        """Close the sync client this adapter made (not one it was given)."""
+        for client in self._own_clients:
+            if isinstance(client, httpx.Client):
+                client.close()
+
+    async def aclose(self) -> None:
+        """Close every client this adapter made (not ones it was given)."""
+        for client in self._own_clients:
+            if isinstance(client, httpx.AsyncClient):
+                await client.aclose()
+            else:
+                client.close()
 
     def _action(
         self,
@@ -322,20 +463,49 @@ class Api(Adapter):
         `completed`, absent is `not_applied`, a failed read is `unknown`."""
         return self._verify(action_id, identity, read, self.allow_secrets)
 
+    async def averify(self, action_id: str, *, identity: str, read: str | None = None) -> ad.Result:
+        """The async twin of `verify`."""
+        if self._sync_only:
+            return await asyncio.to_thread(self.verify, action_id, identity=identity, read=read)
+        return await self._averify(action_id, identity, read, self.allow_secrets)
+
     def _verify(
         self, action_id: str, identity: str, read: str | None, allowed: Collection[str] | None
     ) -> ad.Result:
-        action = self.kit.get(action_id)
-        if action.tool != self.name or action.determinism is not ad.Determinism.SIDE_EFFECT:
-            raise ad.ArgumentError(f"{action.id} is not a write of this adapter")
-        url = read or str(action.args["url"])
-        args = {"action": action.id, "read": url, "identity": identity}
-        # The action's own URL was recorded from a call the adapter allowed.
-        allowed = allowed if read else self.allow_secrets
+        action, url, allowed = self._verify_call(action_id, read, allowed)
         try:
             seen = self._get(url, identity, "read", allowed)
         except _FAILURES as exc:
-            outcome, why, read_id = ad.Outcome.UNKNOWN, f"the read failed: {exc}", None
+            return self._verified(action, url, identity, exc)
+        return self._verified(action, url, identity, seen)
+
+    async def _averify(
+        self, action_id: str, identity: str, read: str | None, allowed: Collection[str] | None
+    ) -> ad.Result:
+        action, url, allowed = self._verify_call(action_id, read, allowed)
+        try:
+            seen = await self._aget(url, identity, "read", allowed)
+        except _FAILURES as exc:
+            return self._verified(action, url, identity, exc)
+        return self._verified(action, url, identity, seen)
+
+    def _verify_call(
+        self, action_id: str, read: str | None, allowed: Collection[str] | None
+    ) -> tuple[ad.Record, str, Collection[str] | None]:
+        """The write to verify, the URL to read and the secrets that read may resolve."""
+        action = self.kit.get(action_id)
+        if action.tool != self.name or action.determinism is not ad.Determinism.SIDE_EFFECT:
+            raise ad.ArgumentError(f"{action.id} is not a write of this adapter")
+        # The action's own URL was recorded from a call the adapter allowed.
+        return action, read or str(action.args["url"]), allowed if read else self.allow_secrets
+
+    def _verified(
+        self, action: ad.Record, url: str, identity: str, seen: ad.Result | Exception
+    ) -> ad.Result:
+        """Record what the read `seen` (or its failure) says of the write."""
+        args = {"action": action.id, "read": url, "identity": identity}
+        if isinstance(seen, Exception):
+            outcome, why, read_id = ad.Outcome.UNKNOWN, f"the read failed: {seen}", None
         else:
             outcome, why = _judge(action, seen)
             read_id = seen.id
@@ -358,20 +528,37 @@ class Api(Adapter):
 
     def handle(self, arguments: dict[str, Any]) -> str:
         # A model's arguments: no secret reference in them is ever resolved.
-        method = str(arguments.get("method", "GET")).upper()
-        identity = str(arguments["identity"])
+        method, identity = _model_call(arguments)
         if method == "VERIFY":
             read = arguments.get("url")
-            return self._verify(
-                str(arguments["action_id"]), identity, None if read is None else str(read), None
-            ).text
+            action_id = str(arguments["action_id"])
+            return self._verify(action_id, identity, _str(read), None).text
         url = str(arguments["url"])
         if method == "GET":
             return self.render(self._get(url, identity, "read", None))
-        body = arguments.get("body")
-        return self.render(
-            self._write(method, url, identity=identity, json_body=body, allowed=None)
+        call = self._write_call(
+            method, url, identity=identity, json_body=arguments.get("body"), allowed=None
         )
+        return self.render(self._write_result(call, self._send(call)))
+
+    async def ahandle(self, arguments: dict[str, Any]) -> str:
+        """A model's call from async code (`kit.ahandle`): through the async client given
+        (or one of the adapter's own); with only a sync client given, through that one,
+        in a thread."""
+        if self._sync_only:
+            return await asyncio.to_thread(self.handle, arguments)
+        method, identity = _model_call(arguments)
+        if method == "VERIFY":
+            read = arguments.get("url")
+            action_id = str(arguments["action_id"])
+            return (await self._averify(action_id, identity, _str(read), None)).text
+        url = str(arguments["url"])
+        if method == "GET":
+            return self.render(await self._aget(url, identity, "read", None))
+        call = self._write_call(
+            method, url, identity=identity, json_body=arguments.get("body"), allowed=None
+        )
+        return self.render(self._write_result(call, await self._asend(call)))
 
     def render(self, result: ad.Result) -> str:
         """A read as its body (an error said so); a write headed by its action id and
@@ -400,7 +587,7 @@ class Api(Adapter):
     def _headers(self, credentials: dict[str, str]) -> dict[str, str]:
         return {"Accept": "application/json", **credentials}
 
-    def _exchange(self, method: str, url: str, credentials: dict[str, str]) -> Exchange:
+    def _exchange(self, call: _Call, follow: bool) -> Exchange:
         origins = {origin(o) for o in self.scope.origins}
 
         def stay(target: str) -> str | None:
@@ -409,12 +596,45 @@ class Api(Adapter):
 
         return Exchange(
             self.kit.secrets,
-            credentials=credentials,
+            credentials=call.credentials,
             deadline=self.deadline,
-            what=f"{method} {url}",
-            follow=self._client.follow_redirects,
+            what=f"{call.method} {call.url}",
+            follow=follow,
             stay=stay,
         )
+
+
+@dataclass
+class _Call:
+    """One call checked and ready to send: nothing of it depends on the client."""
+
+    method: str
+    wire: str  # the URL sent, secrets resolved
+    url: str  # the URL recorded
+    credentials: dict[str, str]
+    headers: dict[str, str]
+    args: dict[str, Any]
+    key: str  # a read's record key; a write's idempotency key
+    body: dict[str, Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Sent:
+    """What sending a call gave: the last response and its body, or the failure."""
+
+    exchange: Exchange
+    response: Any = None
+    body: bytes = b""
+    error: Exception | None = None
+
+
+def _model_call(arguments: dict[str, Any]) -> tuple[str, str]:
+    return str(arguments.get("method", "GET")).upper(), str(arguments["identity"])
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _judge(action: ad.Record, seen: ad.Result) -> tuple[ad.Outcome, str]:

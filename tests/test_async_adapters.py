@@ -1,0 +1,181 @@
+"""`kit.ahandle` through each adapter's async path: the async client injected (httpx or
+httpx2) is the one that sends, and no other client is made."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+
+import addressable as ad
+from addressable.adapters import Api, Identity, Scope
+
+from .httpserver import LocalServer, Reply
+
+ORIGIN = "https://api.invalid"
+BOT = Identity(name="bot", headers={"Authorization": "Bearer secret:env:BOT_TOKEN"})
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit, monkeypatch: pytest.MonkeyPatch) -> ad.Toolkit:
+    monkeypatch.setenv("BOT_TOKEN", "tok-123")
+    return disk_kit
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every client constructed from here on (httpx and httpx2, sync and async)."""
+    seen: list[str] = []
+    for module in (httpx, httpx2):
+        for cls in (module.Client, module.AsyncClient):
+            original = cls.__init__
+
+            def counting(self: Any, *a: Any, _o: Any = original, **k: Any) -> None:
+                seen.append(f"{type(self).__module__}.{type(self).__name__}")
+                _o(self, *a, **k)
+
+            monkeypatch.setattr(cls, "__init__", counting)
+    yield seen
+
+
+def _api(kit: ad.Toolkit, **kwargs: Any) -> Api:
+    scope = Scope(origins=(ORIGIN,), actions=frozenset({"read", "write"}))
+    return Api(kit, identities=[BOT], scope=scope, **kwargs)
+
+
+# -- Api ---------------------------------------------------------------------------------
+
+
+def test_api_ahandle_reads_through_the_injected_async_client(
+    kit: ad.Toolkit, made: list[str]
+) -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"id": 7, "state": "open"})
+
+    async def go() -> str:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            made.clear()
+            _api(kit, async_client=client)
+            return await kit.ahandle(
+                "api", {"method": "GET", "url": f"{ORIGIN}/items/7", "identity": "bot"}
+            )
+
+    text = asyncio.run(go())
+    assert json.loads(text) == {"id": 7, "state": "open"}
+    assert [str(r.url) for r in seen] == [f"{ORIGIN}/items/7"]
+    assert seen[0].headers["Authorization"] == "Bearer tok-123"
+    assert made == []  # neither a sync client nor an async one of the adapter's own
+
+
+def test_api_ahandle_writes_through_the_injected_async_client(
+    kit: ad.Toolkit, made: list[str]
+) -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=json.loads(request.content))
+
+    async def go() -> str:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            made.clear()
+            _api(kit, async_client=client)
+            return await kit.ahandle(
+                "api",
+                {
+                    "method": "PATCH",
+                    "url": f"{ORIGIN}/items/7",
+                    "identity": "bot",
+                    "body": {"state": "closed"},
+                },
+            )
+
+    text = asyncio.run(go())
+    assert text.startswith("[action ") and ": completed]" in text.splitlines()[0]
+    assert [r.method for r in seen] == ["PATCH"]
+    assert seen[0].headers["Idempotency-Key"]
+    assert json.loads(seen[0].content) == {"state": "closed"}
+    assert made == []
+
+
+def test_api_async_against_a_server_keeps_the_scope_on_redirects(
+    kit: ad.Toolkit, server: LocalServer, made: list[str]
+) -> None:
+    # The redirect leaves the scope: it is the answer, as on the sync path.
+    server.routes[("GET", "/moved")] = lambda r: Reply(
+        302, b"", {"Location": "http://elsewhere.invalid/x"}
+    )
+    server.routes[("GET", "/item")] = lambda r: Reply(
+        200, b'{"ok": true}', {"Content-Type": "application/json"}
+    )
+
+    async def go() -> tuple[ad.Result, ad.Result]:
+        async with httpx.AsyncClient(
+            headers={"X-Agent": "async-mine"}, follow_redirects=True
+        ) as client:
+            made.clear()
+            api = Api(
+                kit,
+                identities=[BOT],
+                scope=Scope(origins=(server.url(),)),
+                async_client=client,
+            )
+            return (
+                await api.aget(server.url("/item"), identity="bot"),
+                await api.aget(server.url("/moved"), identity="bot"),
+            )
+
+    item, moved = asyncio.run(go())
+    assert json.loads(item.payload) == {"ok": True}
+    assert moved.record.meta["status_code"] == 302
+    assert "outside the scope" in moved.record.meta["redirect"]
+    assert [r.headers["X-Agent"] for r in server.requests] == ["async-mine", "async-mine"]
+    assert made == []
+
+
+def test_api_async_write_past_its_deadline_is_unknown(kit: ad.Toolkit, server: LocalServer) -> None:
+    server.routes[("POST", "/slow")] = lambda r: Reply(200, b"{}", delay=1.5)
+
+    async def go() -> ad.Result:
+        async with httpx.AsyncClient() as client:
+            api = Api(
+                kit,
+                identities=[BOT],
+                scope=Scope(origins=(server.url(),), actions=frozenset({"write"})),
+                async_client=client,
+                deadline=0.3,
+            )
+            return await api.awrite("POST", server.url("/slow"), identity="bot", json_body={})
+
+    res = asyncio.run(go())
+    assert res.record.outcome is ad.Outcome.UNKNOWN
+    assert "DeadlineExceeded after sending" in (res.record.error or "")
+
+
+def test_api_async_verify_reads_through_the_async_client(kit: ad.Toolkit) -> None:
+    state: dict[str, Any] = {"memo": ""}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "PATCH":
+            state.update(json.loads(request.content))
+        return httpx.Response(200, json=state)
+
+    async def go() -> tuple[ad.Result, ad.Result]:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            api = _api(kit, async_client=client)
+            wrote = await api.awrite(
+                "PATCH", f"{ORIGIN}/items/7", identity="bot", json_body={}, marker_field="memo"
+            )
+            return wrote, await api.averify(wrote.id, identity="bot")
+
+    wrote, checked = asyncio.run(go())
+    assert checked.record.outcome is ad.Outcome.COMPLETED
+    assert checked.record.meta["verifies"] == wrote.id

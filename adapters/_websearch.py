@@ -1,36 +1,88 @@
-"""Remote search backends over httpx: SearXNG's JSON API and Brave Search's web API."""
+"""Remote search backends over HTTP: SearXNG's JSON API and Brave Search's web API.
+
+Each takes a sync `client=` and an `async_client=` (httpx or httpx2). `search` uses the
+sync one, `asearch` (which `Search` awaits from `kit.ahandle`) the async one; with only
+a sync client given, `asearch` uses that one, in a thread, never a client of its own that
+would bypass its transport, proxy or mock.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
 
 import addressable as ad
 
+from ._http import AsyncClient, SyncClient
 from .search import Hit
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 
 
-class SearXNG:
+class _Remote:
+    """The clients of a remote backend, made only when needed and not given."""
+
+    name: str
+
+    def __init__(
+        self, client: SyncClient | None, async_client: AsyncClient | None, timeout: float
+    ) -> None:
+        self._client = client
+        self._async_client = async_client
+        self._sync_only = client is not None and async_client is None
+        self.timeout = timeout
+
+    def _request(self, client: SyncClient | AsyncClient, query: str, limit: int) -> Any:
+        raise NotImplementedError
+
+    def _hits(self, data: dict[str, Any], limit: int) -> list[Hit]:
+        raise NotImplementedError
+
+    def search(self, query: str, limit: int) -> list[Hit]:
+        if self._client is None:
+            self._client = httpx.Client(timeout=self.timeout)
+        response = self._client.send(self._request(self._client, query, limit))
+        response.raise_for_status()
+        return self._hits(response.json(), limit)
+
+    async def asearch(self, query: str, limit: int) -> list[Hit]:
+        """`search` from async code, through the async client."""
+        if self._sync_only:
+            return await asyncio.to_thread(self.search, query, limit)
+        if self._async_client is None:
+            self._async_client = httpx.AsyncClient(timeout=self.timeout)
+        client = self._async_client
+        response = await client.send(self._request(client, query, limit))
+        response.raise_for_status()
+        return self._hits(response.json(), limit)
+
+
+class SearXNG(_Remote):
     """A SearXNG instance's JSON API (``/search?format=json``; the instance must allow
     the json format)."""
 
     name = "searxng"
 
     def __init__(
-        self, base_url: str, *, client: httpx.Client | None = None, timeout: float = 20.0
+        self,
+        base_url: str,
+        *,
+        client: SyncClient | None = None,
+        async_client: AsyncClient | None = None,
+        timeout: float = 20.0,
     ) -> None:
+        super().__init__(client, async_client, timeout)
         self.base_url = base_url.rstrip("/")
-        self._client = client or httpx.Client(timeout=timeout)
 
-    def search(self, query: str, limit: int) -> list[Hit]:
-        response = self._client.get(
-            f"{self.base_url}/search", params={"q": query, "format": "json"}
+    def _request(self, client: SyncClient | AsyncClient, query: str, limit: int) -> Any:
+        return client.build_request(
+            "GET", f"{self.base_url}/search", params={"q": query, "format": "json"}
         )
-        response.raise_for_status()
-        results: list[dict[str, Any]] = response.json().get("results", [])
+
+    def _hits(self, data: dict[str, Any], limit: int) -> list[Hit]:
+        results: list[dict[str, Any]] = data.get("results", [])
         return [
             Hit(
                 title=str(r.get("title", "")),
@@ -43,7 +95,7 @@ class SearXNG:
         ]
 
 
-class BraveSearch:
+class BraveSearch(_Remote):
     """Brave Search's web search API; `api_key` is a secret reference, resolved only
     when a request is sent."""
 
@@ -54,23 +106,25 @@ class BraveSearch:
         secrets: ad.Secrets,
         api_key: str = "secret:env:BRAVE_API_KEY",
         *,
-        client: httpx.Client | None = None,
+        client: SyncClient | None = None,
+        async_client: AsyncClient | None = None,
         timeout: float = 20.0,
     ) -> None:
+        super().__init__(client, async_client, timeout)
         self._secrets = secrets
         self.api_key = api_key
-        self._client = client or httpx.Client(timeout=timeout)
 
-    def search(self, query: str, limit: int) -> list[Hit]:
+    def _request(self, client: SyncClient | AsyncClient, query: str, limit: int) -> Any:
         headers = {
             "Accept": "application/json",
             "X-Subscription-Token": self._secrets.resolve(self.api_key),
         }
-        response = self._client.get(
-            BRAVE_URL, params={"q": query, "count": min(limit, 20)}, headers=headers
+        return client.build_request(
+            "GET", BRAVE_URL, params={"q": query, "count": min(limit, 20)}, headers=headers
         )
-        response.raise_for_status()
-        results: list[dict[str, Any]] = response.json().get("web", {}).get("results", [])
+
+    def _hits(self, data: dict[str, Any], limit: int) -> list[Hit]:
+        results: list[dict[str, Any]] = data.get("web", {}).get("results", [])
         return [
             Hit(
                 title=str(r.get("title", "")),

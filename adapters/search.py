@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 from datetime import timedelta
 from typing import Any, Protocol
@@ -28,7 +30,8 @@ class Hit(BaseModel):
 
 
 class SearchBackend(Protocol):
-    """Where queries go: a name (recorded with every query) and one method."""
+    """Where queries go: a name (recorded with every query) and one method. A backend
+    may have `async def asearch(query, limit)` too, which `kit.ahandle` awaits."""
 
     name: str
 
@@ -85,23 +88,68 @@ class Search(Adapter):
     def __call__(self, query: str, *, limit: int | None = None, fresh: bool = False) -> ad.Result:
         """Run `query`; the same query to the same backend, run in this session within
         `reuse_within`, gives back its stored result (`replayed` set) unless `fresh`."""
-        limit = limit or self.limit
-        args = {"query": query, "backend": self.backend.name, "limit": limit}
-        if not fresh and self.reuse_within is not None:
-            earlier = self._recent(args)
-            if earlier is not None:
-                return earlier
+        args = self._args(query, limit)
+        earlier = self._earlier(args, fresh)
+        if earlier is not None:
+            return earlier
         try:
-            hits = self.backend.search(query, limit)
+            hits = self.backend.search(query, args["limit"])
         except Exception as exc:
-            self.kit.record_failure(
-                self.name,
-                args,
-                exc,
-                determinism="nondeterministic",
-                meta={"query": query, "backend": self.backend.name},
-            )
+            self._failed(args, exc)
             raise
+        return self._record(args, hits)
+
+    async def acall(
+        self, query: str, *, limit: int | None = None, fresh: bool = False
+    ) -> ad.Result:
+        """The async twin of calling the adapter: a backend's `asearch` is awaited (a
+        remote backend's async client); one without it runs in a thread."""
+        args = self._args(query, limit)
+        earlier = self._earlier(args, fresh)
+        if earlier is not None:
+            return earlier
+        asearch = getattr(self.backend, "asearch", None)
+        try:
+            if asearch is not None and inspect.iscoroutinefunction(asearch):
+                hits: list[Hit] = await asearch(query, args["limit"])
+            else:
+                hits = await asyncio.to_thread(self.backend.search, query, args["limit"])
+        except Exception as exc:
+            self._failed(args, exc)
+            raise
+        return self._record(args, hits)
+
+    def handle(self, arguments: dict[str, Any]) -> str:
+        fresh = bool(arguments.get("fresh", False))
+        return self._shown(self(arguments["query"], limit=arguments.get("limit"), fresh=fresh))
+
+    async def ahandle(self, arguments: dict[str, Any]) -> str:
+        """A model's call from async code (`kit.ahandle`), through `acall`."""
+        fresh = bool(arguments.get("fresh", False))
+        result = await self.acall(arguments["query"], limit=arguments.get("limit"), fresh=fresh)
+        return self._shown(result)
+
+    # -- the bookkeeping both paths share ------------------------------------------------
+
+    def _args(self, query: str, limit: int | None) -> dict[str, Any]:
+        return {"query": query, "backend": self.backend.name, "limit": limit or self.limit}
+
+    def _earlier(self, args: dict[str, Any], fresh: bool) -> ad.Result | None:
+        if fresh or self.reuse_within is None:
+            return None
+        return self._recent(args)
+
+    def _failed(self, args: dict[str, Any], exc: Exception) -> None:
+        self.kit.record_failure(
+            self.name,
+            args,
+            exc,
+            determinism="nondeterministic",
+            meta={"query": args["query"], "backend": self.backend.name},
+        )
+
+    def _record(self, args: dict[str, Any], hits: list[Hit]) -> ad.Result:
+        query = str(args["query"])
         payload = {
             "query": query,
             "backend": self.backend.name,
@@ -127,9 +175,7 @@ class Search(Adapter):
             )
         return result
 
-    def handle(self, arguments: dict[str, Any]) -> str:
-        fresh = bool(arguments.get("fresh", False))
-        result = self(arguments["query"], limit=arguments.get("limit"), fresh=fresh)
+    def _shown(self, result: ad.Result) -> str:
         if not result.replayed:
             return self.render(result)
         when = self.kit.store.last_seen(result.record).strftime("%H:%M")

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 import addressable as ad
-from addressable.adapters import Api, Identity, Scope
+from addressable.adapters import Api, BraveSearch, Identity, Scope, Search, SearXNG
 
 from .httpserver import LocalServer, Reply
 
@@ -179,3 +179,95 @@ def test_api_async_verify_reads_through_the_async_client(kit: ad.Toolkit) -> Non
     wrote, checked = asyncio.run(go())
     assert checked.record.outcome is ad.Outcome.COMPLETED
     assert checked.record.meta["verifies"] == wrote.id
+
+
+# -- SearXNG and Brave, through Search ---------------------------------------------------
+
+
+def _searx_answer(seen: list[Any]) -> Any:
+    def answer(request: Any) -> Any:
+        seen.append(request)
+        hits = [{"url": "https://docs.invalid/locks", "title": "Locks", "content": "on locks"}]
+        stack = httpx2 if isinstance(request, httpx2.Request) else httpx
+        return stack.Response(200, json={"results": hits})
+
+    return answer
+
+
+def test_searxng_ahandle_searches_through_the_injected_async_client(
+    kit: ad.Toolkit, made: list[str]
+) -> None:
+    seen: list[httpx.Request] = []
+
+    async def go() -> str:
+        transport = httpx.MockTransport(_searx_answer(seen))
+        async with httpx.AsyncClient(transport=transport) as client:
+            made.clear()
+            Search(kit, SearXNG("https://searx.invalid/", async_client=client))
+            return await kit.ahandle("search", {"query": "lock"})
+
+    text = asyncio.run(go())
+    assert "1. Locks - https://docs.invalid/locks" in text
+    assert [r.url.params["q"] for r in seen] == ["lock"]
+    assert made == []
+
+
+def test_searxng_async_against_a_server(
+    kit: ad.Toolkit, server: LocalServer, made: list[str]
+) -> None:
+    body = json.dumps({"results": [{"url": "https://docs.invalid/a", "title": "A"}]})
+    server.routes[("GET", "/search")] = lambda r: Reply(
+        200, body.encode(), {"Content-Type": "application/json"}
+    )
+
+    async def go() -> ad.Result:
+        async with httpx.AsyncClient(headers={"X-Agent": "async-mine"}) as client:
+            made.clear()
+            search = Search(kit, SearXNG(server.url(), async_client=client))
+            return await search.acall("alpha")
+
+    res = asyncio.run(go())
+    assert json.loads(res.payload)["hits"][0]["url"] == "https://docs.invalid/a"
+    assert server.requests[-1].headers["X-Agent"] == "async-mine"
+    assert server.requests[-1].path == "/search?q=alpha&format=json"
+    assert made == []
+
+
+def test_brave_ahandle_searches_through_the_injected_async_client(
+    kit: ad.Toolkit, made: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BRAVE_API_KEY", "brave-key-9")
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        hits = [{"url": "https://docs.invalid/b", "title": "B", "description": "bee"}]
+        return httpx.Response(200, json={"web": {"results": hits}})
+
+    async def go() -> str:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            made.clear()
+            Search(kit, BraveSearch(kit.secrets, async_client=client))
+            return await kit.ahandle("search", {"query": "bee", "limit": 3})
+
+    text = asyncio.run(go())
+    assert "1. B - https://docs.invalid/b" in text
+    assert "brave-key-9" not in text
+    assert [r.headers["X-Subscription-Token"] for r in seen] == ["brave-key-9"]
+    assert seen[0].url.params["count"] == "3"
+    assert made == []
+
+
+def test_a_failing_async_backend_is_recorded_and_told(kit: ad.Toolkit) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, text="down")
+
+    async def go() -> str:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            Search(kit, SearXNG("https://searx.invalid", async_client=client))
+            return await kit.ahandle("search", {"query": "lock"})
+
+    text = asyncio.run(go())
+    assert "503" in text
+    failed = list(kit.store.records(tool="search"))
+    assert [r.status for r in failed] == [ad.Status.ERROR]

@@ -40,9 +40,10 @@ from ._exitcodes import (
     EXIT_INTEGRITY,
     EXIT_NOT_FOUND,
     EXIT_OK,
+    EXIT_TOOL_ERROR,
     EXIT_USAGE,
 )
-from ._models import Record
+from ._models import Record, Status
 from ._payload import payload_text
 from ._stores import Store, open_store
 from ._toolkit import Toolkit
@@ -80,6 +81,8 @@ exit codes:
   4  a payload no longer matches its hash: it is not served
   5  no store at that path (nothing is created), the store or a bundle failed (disk,
      database, malformed file), or a re-run could not reach its source
+  6  replay: the result is a tool's error (the tool raised); its stored bytes are
+     still written, and stderr (or --json's "status" and "error") says so
 
 Errors go to stderr as one line: "addressable: error: <what was wrong and what to do>".
 """
@@ -325,17 +328,36 @@ def _replay(store: Store, args: argparse.Namespace, out: Console) -> int:
     if args.verify:
         _adapters_for(kit, store.get(store.resolve(args.id)))
     result = kit.replay(args.id, verify=args.verify)
+    record = result.record
+    failed = record.status is Status.ERROR
     if args.json:
+        verified = {"verified": True, "new_id": result.id} if args.verify else {}
         _print_json(
             {
                 "id": result.id,
                 "changed": result.changed,
                 "previous_id": result.previous_id,
-                **_content_json(result.payload, result.record.media_type),
+                **verified,
+                "status": record.status.value,
+                "error": record.error,
+                **_content_json(result.payload, record.media_type),
             }
         )
     else:
-        _write_payload(result.payload, result.record.media_type)
+        _write_payload(result.payload, record.media_type)
+        if args.verify:  # stdout is the bytes: what the re-run found goes to stderr
+            if result.changed:
+                said = f"changed: the re-run gave new content, new id {result.id}"
+            else:
+                said = f"unchanged: the re-run gave the same content, id {result.id}"
+            print(f"addressable: {said} (was {result.previous_id})", file=sys.stderr)
+    if failed:
+        why = f": {_one_line(record.error)}" if record.error else ""
+        print(
+            f"addressable: result {result.id} is a tool error{why} (exit {EXIT_TOOL_ERROR})",
+            file=sys.stderr,
+        )
+        return EXIT_TOOL_ERROR
     return EXIT_OK
 
 
@@ -378,7 +400,8 @@ def _stats(store: Store, args: argparse.Namespace, out: Console) -> int:
     table.add_row("store", _cell(_visible(stats.location)))
     table.add_row("records", str(stats.records))
     table.add_row("payloads", f"{stats.blobs} ({_bytes(stats.blob_bytes)})")
-    table.add_row("pinned", str(stats.pinned))
+    why = ", ".join(f"{n} {reason}" for reason, n in stats.pinned_by_reason.items())
+    table.add_row("pinned", f"{stats.pinned} ({why})" if why else str(stats.pinned))
     table.add_row("sessions", str(stats.sessions))
     table.add_row("oldest", _time(stats.oldest))
     table.add_row("newest", _time(stats.newest))

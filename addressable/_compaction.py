@@ -29,6 +29,7 @@ import re
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -93,6 +94,13 @@ class Compaction(BaseModel):
     source: Source = "dicts"
 
 
+STUB_PIN = "stub"
+"""The reason of the pins compaction makes on the records its stubs point to."""
+STUB_PIN_AGE = timedelta(days=7)
+"""How long a stub's pin lasts after the last compaction that made the stub (each one
+pins again, so the age restarts), unless the kit's session is ended before."""
+
+
 def compact(
     messages: Sequence[Any],
     *,
@@ -122,6 +130,11 @@ def compact(
     `determinism_of` names their tool. `system` counts in the tokens. Raises
     `MalformedMessages` naming the offending message index when the list is not well
     formed, and `ArgumentError` for a limit that cannot be obeyed.
+
+    Each record a stub points to is pinned (reason "stub", see `STUB_PIN_AGE`), so that
+    gc keeps it while the stub can be in use: the pin ends `STUB_PIN_AGE` after the last
+    compaction that made the stub, or when `kit.store.end_session(kit.session)` is
+    called, whichever comes first.
 
     `tokenizer` (any callable `str -> int`) makes every count: `tokens_before`/`after`,
     the stub budgets and the `trigger_tokens`/`target_tokens` comparisons. Without it,
@@ -195,7 +208,14 @@ def _compact(
             continue  # the store could not give it back, or the stub would save nothing
         item, stub = made
         set_result_text(out, result, stub, conversation.shape)
-        kit.store.pin(record.id)  # a live stub keeps its record through gc
+        # A live stub keeps its record through gc, for as long as a stub can be in use:
+        # until its session ends, or STUB_PIN_AGE after the last compaction that made it.
+        kit.store.pin(
+            record.id,
+            reason=STUB_PIN,
+            session=kit.session,
+            until=kit.clock() + STUB_PIN_AGE,
+        )
         tokens -= count_tokens(result.text) - count_tokens(stub)
         evicted.append(
             Evicted(

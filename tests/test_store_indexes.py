@@ -232,6 +232,11 @@ def brute_stats(store: ad.KeyValueStore) -> dict[str, Any]:
         "blobs": len(b.keys(BLOB)),
         "blob_bytes": sum({r.content_hash: r.size for r in records}.values()),
         "pinned": len(b.keys(PIN)),
+        "pinned_by_reason": dict(
+            sorted(
+                Counter(pin.reason for k in b.keys(PIN) if (pin := store.pin_info(k[2:]))).items()
+            )
+        ),
         "sessions": len(sessions),
         "by_tool": dict(sorted(Counter(r.tool for r in records).items())),
         "oldest": min((r.observed_at for r in records), default=None),

@@ -55,6 +55,25 @@ class GcReport(BaseModel):
     blob_bytes_after: int
 
 
+USER_PIN = "user"
+"""The reason of a pin made by hand (`addressable pin ID`): it lasts until unpinned."""
+
+
+class Pin(BaseModel):
+    """Why a record is pinned, and until when. A pin with sessions ends when every one
+    of them has ended (`Store.end_session`); one with `until` ends then; one with
+    neither (a user pin) lasts until unpinned."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str = USER_PIN
+    sessions: list[str] = []
+    until: datetime | None = None
+
+    def live(self, now: datetime) -> bool:
+        return self.until is None or now < self.until
+
+
 class StoreStats(BaseModel):
     """Counts and sizes of what a store holds, as its indexes keep them (nothing is
     counted when asked). `blobs` and `blob_bytes` are the payloads stored, each once;
@@ -66,6 +85,7 @@ class StoreStats(BaseModel):
     blobs: int
     blob_bytes: int
     pinned: int
+    pinned_by_reason: dict[str, int] = {}  # "user", "stub" (compaction's): pins held
     sessions: int
     by_tool: dict[str, int]
     oldest: datetime | None
@@ -136,13 +156,33 @@ class Store(Protocol):
         the store (listing every record reads every record)."""
         ...
 
-    def pin(self, record_id: str) -> None:
-        """Keep the record through every gc until unpinned."""
+    def pin(
+        self,
+        record_id: str,
+        *,
+        reason: str = USER_PIN,
+        session: str | None = None,
+        until: datetime | None = None,
+    ) -> None:
+        """Keep the record through every gc: a user pin (the default) until unpinned;
+        another (compaction pins for "stub") until `until` or until `session` has ended,
+        whichever comes first. Pinning again for the same reason adds the session and
+        keeps the later end; a user pin is never weakened by another."""
         ...
 
     def unpin(self, record_id: str) -> None: ...
 
-    def is_pinned(self, record_id: str) -> bool: ...
+    def pin_info(self, record_id: str) -> Pin | None:
+        """The record's pin, ended or not; None if it has none."""
+        ...
+
+    def is_pinned(self, record_id: str, *, now: datetime | None = None) -> bool:
+        """Whether the record has a pin that has not ended at `now` (default: now)."""
+        ...
+
+    def end_session(self, session: str) -> int:
+        """Declare `session` ended: the pins it made for it alone end. How many ended."""
+        ...
 
     def set_tokens(self, content_hash: str, tokens: int) -> None:
         """Remember the token count of a payload, so that it is counted once."""

@@ -19,6 +19,8 @@ gives: observed_at, then id):
     #tools            member: a tool name with records; score 0
     #sessions         member: a session name with records; score 0
     #pins             pinned ids; score 0
+    #pins:<reason>    ids pinned for a reason other than "user" (a stub's); score 0
+    pin-reasons       member: such a reason; score 0
     #blobs            member: a payload's address; score: its size in bytes
     seen              records seen again, once a later sighting; score: minus its time
                       (the lowest is the latest); with `#time`, for `since`
@@ -47,6 +49,7 @@ Entry = tuple[str, int, str]
 COUNTED = "#"  # names that start with it have one score a member and a kept size
 TIME, BLOBS, PINS, TOOLS, SESSIONS = "#time", "#blobs", "#pins", "#tools", "#sessions"
 TOOL = "#tool:"
+PINS_FOR, PIN_REASONS = "#pins:", "pin-reasons"
 SEEN, IDS, TOMBS, INDEXES = "seen", "ids", "tombs", "indexes"
 KEY, SESSION, REF = "key:", "session:", "ref:"
 VERSION = "1"  # of the layout above: a store indexed under another is indexed again

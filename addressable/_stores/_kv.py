@@ -50,13 +50,15 @@ from pydantic import ValidationError
 from .._errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound, StoreError
 from .._models import Observation, Record
 from ..ids import ID_LENGTH, check_prefix, content_hash
-from ._base import DamagedRecord, GcReport, StoreStats, VerifyReport
+from ._base import USER_PIN, DamagedRecord, GcReport, Pin, StoreStats, VerifyReport
 from ._index import (
     BLOBS,
     IDS,
     INDEXES,
     KEY,
+    PIN_REASONS,
     PINS,
+    PINS_FOR,
     REF,
     SEEN,
     SESSION,
@@ -288,17 +290,75 @@ class KeyValueStore:
         found = self._backend.get(SHOWN + text_hash[:_ADDRESS])
         return found.decode() if found is not None else None
 
-    def pin(self, record_id: str) -> None:
+    def pin(
+        self,
+        record_id: str,
+        *,
+        reason: str = USER_PIN,
+        session: str | None = None,
+        until: datetime | None = None,
+    ) -> None:
         self.get(record_id)
-        self._backend.set(PIN + record_id, b"1")
-        self._backend.index(add=[(PINS, 0, record_id)])  # counted by `stats`
+        if not isinstance(reason, str) or not reason or not reason.isidentifier():
+            raise ArgumentError(f"a pin's reason must be a word, got {reason!r}")
+        if reason == USER_PIN and (session is not None or until is not None):
+            raise ArgumentError("a user pin lasts until unpinned: give no session or until")
+        if until is not None:
+            until = _aware("pin until", until)
+        held = self.pin_info(record_id)
+        if held is not None and held.reason == USER_PIN:
+            return  # a user pin is never weakened
+        if held is not None and held.reason == reason and reason != USER_PIN:
+            # Pinned again for the same reason: every session that holds it, and the
+            # later end. A pin with no end stays with no end.
+            sessions = sorted({*held.sessions, *([session] if session else [])})
+            until = None if held.until is None or until is None else max(until, held.until)
+        else:
+            sessions = [session] if session else []
+        pin = Pin(reason=reason, sessions=sessions, until=until)
+        add = [(PINS, 0, record_id)]
+        if reason != USER_PIN:
+            add += [(PINS_FOR + reason, 0, record_id), (PIN_REASONS, 0, reason)]
+        remove = []
+        if held is not None and held.reason not in (USER_PIN, reason):
+            remove = [(PINS_FOR + held.reason, 0, record_id)]
+        self._backend.set(PIN + record_id, pin.model_dump_json().encode())
+        self._backend.index(add=add, remove=remove)  # counted by `stats`
 
     def unpin(self, record_id: str) -> None:
+        held = self.pin_info(record_id)
         self._backend.delete(PIN + record_id)
-        self._backend.index(remove=[(PINS, 0, record_id)])
+        remove = [(PINS, 0, record_id)]
+        if held is not None and held.reason != USER_PIN:
+            remove.append((PINS_FOR + held.reason, 0, record_id))
+        self._backend.index(remove=remove)
 
-    def is_pinned(self, record_id: str) -> bool:
-        return self._backend.contains(PIN + record_id)
+    def pin_info(self, record_id: str) -> Pin | None:
+        raw = self._backend.get(PIN + record_id)
+        return None if raw is None else _load_pin(raw)
+
+    def is_pinned(self, record_id: str, *, now: datetime | None = None) -> bool:
+        held = self.pin_info(record_id)
+        return held is not None and held.live(_now(now))
+
+    def end_session(self, session: str) -> int:
+        held_by = [
+            (k[len(PIN) :], pin)
+            for k in self._backend.keys(PIN)
+            if (pin := self.pin_info(k[len(PIN) :])) is not None and session in pin.sessions
+        ]
+        ended = 0
+        for record_id, pin in held_by:
+            left = [s for s in pin.sessions if s != session]
+            if left:
+                self._backend.set(
+                    PIN + record_id,
+                    pin.model_copy(update={"sessions": left}).model_dump_json().encode(),
+                )
+            else:
+                self.unpin(record_id)
+                ended += 1
+        return ended
 
     # -- reading ---------------------------------------------------------------------
 
@@ -574,7 +634,13 @@ class KeyValueStore:
                 later = later_of[record.id] = self._later(record.id)
                 live.append((max([record.observed_at, *(o.at for o in later)]), record))
             live.sort(key=lambda item: (item[0], item[1].id))
-            pinned = {r.id for _, r in live if self.is_pinned(r.id)}
+            # Pins that ended (their age passed, or every session that made them ended)
+            # go now: their records are as any other.
+            for k in b.keys(PIN):
+                held = self.pin_info(k[len(PIN) :])
+                if held is not None and not held.live(now):
+                    self.unpin(k[len(PIN) :])
+            pinned = {r.id for _, r in live if self.is_pinned(r.id, now=now)}
             refs: Counter[str] = Counter(r.content_hash for _, r in live)
             sizes = {r.content_hash: r.size for _, r in live}
             total = sum(sizes.values())
@@ -658,11 +724,21 @@ class KeyValueStore:
             blobs=blobs,
             blob_bytes=blob_bytes,
             pinned=b.size(PINS)[0],
+            pinned_by_reason=self._pinned_by_reason(),
             sessions=b.size(SESSIONS)[0],
             by_tool={t: n for t, n in sorted(tools.items()) if n},
             oldest=self._edge(newest=False),
             newest=self._edge(newest=True),
         )
+
+    def _pinned_by_reason(self) -> dict[str, int]:
+        """Pins held, by reason: "user" is every pin with no other reason (pins made
+        before pins had reasons among them)."""
+        b = self._backend
+        found = {r: b.size(PINS_FOR + r)[0] for r in b.members(PIN_REASONS)}
+        counts = {r: n for r, n in sorted(found.items()) if n}
+        user = b.size(PINS)[0] - sum(counts.values())
+        return {USER_PIN: user, **counts} if user else counts
 
     def _edge(self, *, newest: bool) -> datetime | None:
         """When the oldest (or newest) record was observed; None for an empty store."""
@@ -726,7 +802,11 @@ class KeyValueStore:
             address = k[len(BLOB) :]
             size = sizes.get(address)
             add([(BLOBS, len(b.get(k) or b"") if size is None else size, address)])
-        add([(PINS, 0, k[len(PIN) :]) for k in b.keys(PIN)])
+        for k in b.keys(PIN):
+            held = _load_pin(b.get(k) or b"1")
+            add([(PINS, 0, k[len(PIN) :])])
+            if held.reason != USER_PIN:
+                add([(PINS_FOR + held.reason, 0, k[len(PIN) :]), (PIN_REASONS, 0, held.reason)])
         if self._ids:
             add([(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)])
         b.index(add=[*batch, (INDEXES, 0, VERSION)])  # the last: indexed, once whole
@@ -771,6 +851,20 @@ _CHECKSUM = 32
 
 def _checksum(body: bytes) -> bytes:
     return blake3.blake3(body).hexdigest(length=_CHECKSUM // 2).encode()
+
+
+def _load_pin(raw: bytes) -> Pin:
+    """A pin as stored; the "1" of a pin made before pins had reasons is a user pin."""
+    if raw == b"1":
+        return Pin()
+    try:
+        return Pin.model_validate_json(raw)
+    except ValidationError:
+        return Pin()  # unreadable: kept, as a user pin keeps it
+
+
+def _now(now: datetime | None) -> datetime:
+    return datetime.now(UTC) if now is None else _aware("now", now)
 
 
 class _Damaged(IntegrityError):

@@ -179,7 +179,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--limit", type=_count, help="show only the newest N (1 or more)")
 
-    p = command("show", _show, "show a record's metadata and content")
+    p = command(
+        "show",
+        _show,
+        "show a record's metadata and content (of a long one, the first 100 lines or 64 KB; "
+        "--raw or replay for all of it)",
+    )
     p.add_argument("id")
     p.add_argument("--raw", action="store_true", help="write the exact stored bytes to stdout")
 
@@ -316,11 +321,41 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
     text = payload_text(payload, record.media_type)
     if text is None:
         out.print(f"[{len(payload)} bytes of binary content: use --raw]")
+        return EXIT_OK
+    head = _head(text)
+    if head is not None:  # a long payload: its head, and how to get the rest
+        _write_text(_visible(head, lines=True) if _terminal() else head)
+        lines = head.count("\n")
+        print(
+            f"addressable: showed the first {lines:,} lines ({_bytes(len(head.encode()))}) "
+            f"of {_bytes(len(payload))}: for all of it, use `addressable show {record.id} "
+            f"--raw` or `addressable replay {record.id}`",
+            file=sys.stderr,
+        )
     elif _terminal():
         _write_text(_visible(text, lines=True))
     else:  # to a pipe or a file: as stored, ended by a newline
         _write_bytes(payload if payload.endswith(b"\n") else payload + b"\n")
     return EXIT_OK
+
+
+HEAD_LINES = 100  # show prints at most this many lines of a payload
+HEAD_BYTES = 64_000  # and at most this many bytes (64 KB)
+
+
+def _head(text: str) -> str | None:
+    """The first HEAD_LINES lines or HEAD_BYTES bytes of `text`, whichever is shorter,
+    ended by a newline; None when that is all of it."""
+    parts = text.split("\n", HEAD_LINES)
+    head = "\n".join(parts[:HEAD_LINES]) + "\n" if len(parts) > HEAD_LINES else text
+    encoded = head.encode()
+    if len(encoded) > HEAD_BYTES:  # cut at a character's boundary
+        head = encoded[:HEAD_BYTES].decode("utf-8", "ignore")
+        head = head[: head.rfind("\n") + 1] or head  # at a line's end, if there is one
+        head = head if head.endswith("\n") else head + "\n"
+    elif head == text:
+        return None
+    return head
 
 
 def _replay(store: Store, args: argparse.Namespace, out: Console) -> int:

@@ -94,3 +94,51 @@ def test_a_verifying_replay_says_whether_it_changed_and_the_new_id(
     shown = json.loads(out)
     assert shown["changed"] is True and shown["verified"] is True  # v2 against v1
     assert shown["new_id"] == newest.id and shown["previous_id"] == first.id
+
+
+def long_record(path: str, payload: bytes) -> str:
+    with ad.DiskStore(path) as store:
+        kit = ad.Toolkit(store)
+        return kit.record("dump", {"n": len(payload)}, payload, determinism="deterministic").id
+
+
+def test_show_prints_the_head_of_many_lines_and_says_how_to_get_the_rest(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = str(tmp_path / "store")
+    payload = "".join(f"line {n}\n" for n in range(5000)).encode()
+    rid = long_record(path, payload)
+    assert main(["show", rid, "--store", path]) == 0
+    captured = capsysbinary.readouterr()
+    content = captured.out.split("┘\n".encode(), 1)[1]
+    assert content == "".join(f"line {n}\n" for n in range(100)).encode()
+    err = captured.err.decode()
+    assert err.count("\n") == 1 and "showed the first 100 lines" in err
+    assert f"addressable show {rid} --raw" in err and f"addressable replay {rid}" in err
+    assert main(["show", rid, "--store", path, "--raw"]) == 0
+    assert capsysbinary.readouterr().out == payload  # --raw stays exact
+
+
+def test_show_prints_at_most_64_kb_of_long_lines(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = str(tmp_path / "store")
+    payload = ("é" * 50_000 + "\n").encode() * 8  # 8 lines of 100 KB
+    rid = long_record(path, payload)
+    assert main(["show", rid, "--store", path]) == 0
+    captured = capsysbinary.readouterr()
+    content = captured.out.split("┘\n".encode(), 1)[1]
+    assert 60_000 < len(content) <= 64_001 and content.endswith(b"\n")
+    assert payload.startswith(content[:-1])  # a prefix, cut between characters
+    assert "--raw" in captured.err.decode()
+
+
+def test_show_prints_a_short_payload_whole_and_says_nothing(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = str(tmp_path / "store")
+    payload = "".join(f"line {n}\n" for n in range(100)).encode()
+    rid = long_record(path, payload)
+    assert main(["show", rid, "--store", path]) == 0
+    captured = capsysbinary.readouterr()
+    assert captured.out.split("┘\n".encode(), 1)[1] == payload and captured.err == b""

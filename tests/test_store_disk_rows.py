@@ -69,3 +69,16 @@ def test_a_joined_read_gives_the_token_count_and_large_payloads(tmp_path: Path) 
     assert kit.replay(small.id).payload == b"a few words"
     assert kit.replay(large.id).payload == b"z" * 100_000  # kept in a file: read apart
     assert kit.replay(large.id).record.tokens is None
+
+
+def test_a_large_payload_shared_by_two_records_is_written_once(tmp_path: Path) -> None:
+    # A payload over the file threshold that the store already holds: the second record
+    # points at it, and nothing fails for want of the first write's bookkeeping.
+    big = b"x" * (1 << 20)
+    with ad.DiskStore(tmp_path / "s") as store:
+        kit = ad.Toolkit(store)
+        first = kit.record("read", {"path": "a"}, big, determinism="deterministic", key="a")
+        second = kit.record("read", {"path": "b"}, big, determinism="deterministic", key="b")
+        assert first.id != second.id
+        assert kit.replay(second.id).payload == big
+        assert store.verify().ok

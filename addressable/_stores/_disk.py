@@ -154,17 +154,16 @@ class _DiskBackend:
     ) -> bool:
         with self._cache.transact():
             con = self._cache._con
+            now = time.time()
             if len(payload) < _FILE_THRESHOLD:
                 # Rows as diskcache writes them (raw string key, bytes in the row), in
                 # one statement each: no read before the write, and `INSERT OR IGNORE`
                 # on diskcache's unique index says whether the key was there.
-                now = time.time()
                 new_blob = con.execute(_INSERT, (blob, now, now, payload)).rowcount == 1
             elif new_blob := blob not in self._cache:
                 # Checked first: `add` would write a large payload to its file in full
                 # before finding that it is already there.
                 self._cache.set(blob, io.BytesIO(payload), read=True)
-                now = time.time()
             if con.execute(_INSERT, (record, now, now, value)).rowcount != 1:
                 if new_blob:
                     self._add(blob_index)

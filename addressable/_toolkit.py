@@ -14,7 +14,12 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypedDict, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack, overload
+
+if TYPE_CHECKING:
+    from anthropic.types import ToolParam as AnthropicToolParam
+    from openai.types.chat import ChatCompletionFunctionToolParam as ChatToolParam
+    from openai.types.responses import FunctionToolParam as ResponsesToolParam
 
 from ._continuity import (
     Recovery,
@@ -541,7 +546,17 @@ class Toolkit:
                 raise ArgumentError(f"a tool named {tool.name!r} is already registered")
         self._model_tools[tool.name] = tool
 
-    def tools(self, format: str = "anthropic") -> list[dict[str, Any]]:
+    # Typed as the SDKs' own parameter types, so that `tools=kit.tools(...)` type-checks
+    # where it is passed to them; the SDKs are needed only by a type checker.
+    @overload
+    def tools(self, format: Literal["anthropic"] = ...) -> list[AnthropicToolParam]: ...
+    @overload
+    def tools(self, format: Literal["openai"]) -> list[ChatToolParam]: ...
+    @overload
+    def tools(self, format: Literal["openai-responses"]) -> list[ResponsesToolParam]: ...
+    @overload
+    def tools(self, format: str) -> list[Any]: ...
+    def tools(self, format: str = "anthropic") -> list[Any]:
         """Definitions of every registered tool, `replay_result` included, in the shape of
         the "anthropic", "openai" (Chat Completions) or "openai-responses" API."""
         return [definition(t, format) for t in self._model_tools.values()]

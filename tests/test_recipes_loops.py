@@ -72,7 +72,7 @@ def test_openai_chat_completions_loop(kit: ad.Toolkit) -> None:
             break
         messages += [{"role": "tool", "tool_call_id": c.id,
                       "content": kit.handle(c.function.name, c.function.arguments)}
-                     for c in msg.tool_calls]
+                     for c in msg.tool_calls if c.type == "function"]
         messages = ad.compact(messages, kit=kit, keep_last=2).messages
     # fmt: on
     # ---------------------------------------------------------------------------------

@@ -78,7 +78,9 @@ def build_server(kit: Toolkit, name: str = "addressable") -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         tools = [
-            types.Tool(name=d["name"], description=d["description"], input_schema=d["input_schema"])
+            types.Tool(
+                name=d["name"], description=d["description"], input_schema=dict(d["input_schema"])
+            )
             for d in kit.tools("anthropic")
         ]
         return types.ListToolsResult(tools=tools)

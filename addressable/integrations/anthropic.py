@@ -33,7 +33,7 @@ def runner_tools(kit: Toolkit) -> list[Any]:
             arguments = input if isinstance(input, dict) else {}
             return handle_content(kit, self.definition["name"], arguments, "anthropic")
 
-    return [KitTool(d) for d in kit.tools("anthropic")]
+    return [KitTool(dict(d)) for d in kit.tools("anthropic")]
 
 
 def compact_runner(runner: Any, kit: Toolkit, **options: Any) -> None:

@@ -41,7 +41,7 @@ def tools(kit: Toolkit) -> list[Any]:
             args_schema=definition["input_schema"],
         )
 
-    return [make(d) for d in kit.tools("anthropic")]
+    return [make(dict(d)) for d in kit.tools("anthropic")]
 
 
 def pre_model_hook(kit: Toolkit, **options: Any) -> Any:

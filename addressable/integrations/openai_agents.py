@@ -47,7 +47,7 @@ def tools(kit: Toolkit) -> list[Any]:
             strict_json_schema=False,
         )
 
-    return [make(d) for d in kit.tools("openai-responses")]
+    return [make(dict(d)) for d in kit.tools("openai-responses")]
 
 
 def _output(part: Any) -> Any:

@@ -1,0 +1,82 @@
+"""The README's Python passes `mypy --strict` as a user would write it: the first example,
+and every recipe, which hands `kit.tools()` and `Compaction.messages` to the SDKs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+# What a recipe takes from the code around it, with the types a user's code gives it.
+PREAMBLE = """\
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import anthropic
+import openai
+from agents import Agent, Model, RunConfig, Runner
+from langchain_core.language_models import BaseChatModel
+from langgraph.prebuilt import create_react_agent
+
+import addressable as ad
+
+MODEL = "claude-sonnet-4-5"
+TASK = "Which of these modules are thread-safe?"
+"""
+
+# The recipes in README order, and the client each one is handed.
+CLIENTS = [
+    "client: anthropic.Anthropic",
+    "client: openai.OpenAI",
+    "client: openai.OpenAI",
+    "client: anthropic.Anthropic",
+    "llm: Model",
+    "llm: BaseChatModel",
+]
+
+
+def _module(text: str) -> str:
+    first = re.search(r"## A first example\n\n```python\n(.*?)```", text, re.S)
+    section = re.search(r"## Recipes.*?\n(.*?)\n## ", text, re.S)
+    assert first is not None and section is not None
+    recipes = re.findall(r"```python\n(.*?)```", section[1], re.S)
+    assert len(recipes) == len(CLIENTS)
+    parts = [PREAMBLE]
+    parts.append("def first_example() -> None:\n" + textwrap.indent(first[1], "    "))
+    for number, (recipe, client) in enumerate(zip(recipes, CLIENTS, strict=True)):
+        body = textwrap.indent(recipe, "    ")
+        parts.append(f"def recipe_{number}({client}, kit: ad.Toolkit) -> None:\n{body}")
+    return "\n\n".join(parts)
+
+
+def test_readme_python_passes_mypy_strict(tmp_path: Path) -> None:
+    source = tmp_path / "readme_examples.py"
+    source.write_text(_module(README.read_text()))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--python-version",
+            "3.11",
+            "--no-incremental",
+            "--follow-imports=silent",  # as for an installed package: its own errors are its own
+            str(source),
+        ],
+        cwd=tmp_path,
+        # The checkout as an installed package would be: mypy does not follow the
+        # editable install's import hook.
+        env={**os.environ, "MYPYPATH": str(README.parent)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

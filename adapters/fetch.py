@@ -13,21 +13,33 @@ import addressable as ad
 
 from ._base import Adapter, Identity, schema
 from ._html import html_to_text
-from ._http import DEFAULT_DEADLINE, DeadlineTransport, Exchange, check_deadline
+from ._http import (
+    DEFAULT_DEADLINE,
+    HTTP_ERRORS,
+    AsyncClient,
+    DeadlineTransport,
+    Exchange,
+    SyncClient,
+    check_deadline,
+)
 from ._urls import normalize_url, redact_url
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger body is refused, not cut
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
 DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
-_FAILURES = (httpx.HTTPError, ad.DeadlineExceeded)
+_FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
 
 
 class ResponseTooLarge(ad.AddressableError):
     """A response body over the adapter's size limit: refused, and recorded as an error."""
 
 
+_CAUGHT: tuple[type[Exception], ...] = (*_FAILURES, ResponseTooLarge)
+
+
 class Fetch(Adapter):
-    """HTTP GET through httpx, recorded as a deterministic result keyed by its URL.
+    """HTTP GET through httpx (or an httpx2 client given), recorded as a deterministic
+    result keyed by its URL.
 
     The exact bytes are stored; the model is shown readable text (HTML made Markdown
     with the `html` extra). Redirects are followed and the final URL recorded; the
@@ -66,8 +78,8 @@ class Fetch(Adapter):
         self,
         kit: ad.Toolkit,
         *,
-        client: httpx.Client | None = None,
-        async_client: httpx.AsyncClient | None = None,
+        client: SyncClient | None = None,
+        async_client: AsyncClient | None = None,
         identities: Iterable[Identity] = (),
         max_bytes: int = DEFAULT_MAX_BYTES,
         timeout: float = DEFAULT_TIMEOUT,
@@ -128,7 +140,7 @@ class Fetch(Adapter):
         body = bytearray()
         try:
             response = await exchange.asend(client, request, self._collect(body, url))
-        except (*_FAILURES, ResponseTooLarge) as exc:
+        except _CAUGHT as exc:
             self._record_failure(url, identity, exc)
             raise
         return self._record_response(url, identity, response, bytes(body), exchange)
@@ -160,19 +172,19 @@ class Fetch(Adapter):
         body = bytearray()
         try:
             response = exchange.send(client, request, self._collect(body, url))
-        except (*_FAILURES, ResponseTooLarge) as exc:
+        except _CAUGHT as exc:
             self._record_failure(url, identity, exc)
             raise
         return self._record_response(url, identity, response, bytes(body), exchange)
 
     def _prepare(
         self,
-        client: httpx.Client | httpx.AsyncClient,
+        client: SyncClient | AsyncClient,
         url: str,
         identity: str | None,
         extra: Mapping[str, str],
         allowed: Collection[str] | None,
-    ) -> tuple[Exchange, httpx.Request, str]:
+    ) -> tuple[Exchange, Any, str]:
         """Everything checked before anything is sent: the identity, the secret
         references in the URL (resolved only on the wire; credential-like query values
         never reach the record). Returns the exchange, the request and the URL to
@@ -231,7 +243,7 @@ class Fetch(Adapter):
         self,
         url: str,
         identity: str | None,
-        response: httpx.Response,
+        response: Any,
         body: bytes,
         exchange: Exchange,
     ) -> ad.Result:
@@ -285,16 +297,18 @@ class Fetch(Adapter):
         ]
         return found[-1] if found else None
 
-    def _sync_client(self) -> httpx.Client:
+    def _sync_client(self) -> SyncClient:
         if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout, transport=DeadlineTransport())
-            self._own_clients.append(self._client)
+            own = httpx.Client(timeout=self.timeout, transport=DeadlineTransport())
+            self._own_clients.append(own)
+            self._client = own
         return self._client
 
-    def _aclient(self) -> httpx.AsyncClient:
+    def _aclient(self) -> AsyncClient:
         if self._async_client is None:
-            self._async_client = httpx.AsyncClient(timeout=self.timeout)
-            self._own_clients.append(self._async_client)
+            own = httpx.AsyncClient(timeout=self.timeout)
+            self._own_clients.append(own)
+            self._async_client = own
         return self._async_client
 
     def close(self) -> None:

@@ -13,9 +13,9 @@ import httpx2
 import pytest
 
 import addressable as ad
-from addressable.adapters import Api, BraveSearch, Identity, Scope, Search, SearXNG
+from addressable.adapters import Api, BraveSearch, Fetch, Identity, Scope, Search, SearXNG
 
-from .httpserver import LocalServer, Reply
+from .httpserver import LocalServer, Page, Reply
 
 ORIGIN = "https://api.invalid"
 BOT = Identity(name="bot", headers={"Authorization": "Bearer secret:env:BOT_TOKEN"})
@@ -271,3 +271,106 @@ def test_a_failing_async_backend_is_recorded_and_told(kit: ad.Toolkit) -> None:
     assert "503" in text
     failed = list(kit.store.records(tool="search"))
     assert [r.status for r in failed] == [ad.Status.ERROR]
+
+
+# -- httpx2 clients ----------------------------------------------------------------------
+
+
+def test_api_ahandle_uses_an_injected_httpx2_async_client(kit: ad.Toolkit, made: list[str]) -> None:
+    seen: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json={"id": 7})
+
+    async def go() -> str:
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(answer)) as client:
+            made.clear()
+            _api(kit, async_client=client)
+            return await kit.ahandle(
+                "api", {"method": "GET", "url": f"{ORIGIN}/items/7", "identity": "bot"}
+            )
+
+    assert json.loads(asyncio.run(go())) == {"id": 7}
+    assert seen[0].headers["Authorization"] == "Bearer tok-123"
+    assert made == []
+
+
+def test_an_httpx2_connect_error_is_a_write_not_applied(kit: ad.Toolkit) -> None:
+    # httpx2's failures are handled as httpx's: nothing sent is not_applied.
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("refused", request=request)
+
+    with httpx2.Client(transport=httpx2.MockTransport(refuse)) as client:
+        api = _api(kit, client=client)
+        res = api.write("POST", f"{ORIGIN}/items", identity="bot", json_body={"a": 1})
+    assert res.record.outcome is ad.Outcome.NOT_APPLIED
+    assert "ConnectError before anything was sent" in (res.record.error or "")
+
+
+def test_an_httpx2_timeout_past_the_deadline_is_the_deadline(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    # httpx2's ReadTimeout at the deadline is the deadline, as httpx's is.
+    server.pages["/slow"] = Page(b"late", delay=1.5)
+    with httpx2.Client() as client:
+        Fetch(kit, client=client, deadline=0.3)
+        text = kit.handle("fetch", {"url": server.url("/slow")})
+    assert "passed its deadline of 0.3 s" in text
+    assert [r.status for r in kit.store.records(tool="fetch")] == [ad.Status.ERROR]
+
+
+def test_fetch_ahandle_uses_an_injected_httpx2_async_client_against_a_server(
+    kit: ad.Toolkit, server: LocalServer, made: list[str]
+) -> None:
+    server.pages["/doc"] = Page(b"<p>locks are fair</p>")
+    server.routes[("GET", "/old")] = lambda r: Reply(302, b"", {"Location": "/doc"})
+
+    async def go() -> tuple[str, str]:
+        async with httpx2.AsyncClient(headers={"X-Agent": "two"}) as client:
+            made.clear()
+            Fetch(kit, async_client=client)
+            page = await kit.ahandle("fetch", {"url": server.url("/old")})
+            # port 1 on the loopback: refused, an httpx2.ConnectError
+            return page, await kit.ahandle("fetch", {"url": "http://127.0.0.1:1/x"})
+
+    page, refused = asyncio.run(go())
+    assert "locks are fair" in page
+    assert f"[redirected to {server.url('/doc')}]" in page
+    assert [r.headers["X-Agent"] for r in server.requests] == ["two", "two"]
+    assert refused.startswith("error")
+    statuses = {r.args["url"]: r.status for r in kit.store.records(tool="fetch")}
+    assert statuses["http://127.0.0.1:1/x"] is ad.Status.ERROR  # recorded, as httpx's
+    assert made == []
+
+
+def test_search_uses_an_injected_httpx2_async_client(kit: ad.Toolkit, made: list[str]) -> None:
+    seen: list[Any] = []
+
+    async def go() -> str:
+        transport = httpx2.MockTransport(_searx_answer(seen))
+        async with httpx2.AsyncClient(transport=transport) as client:
+            made.clear()
+            Search(kit, SearXNG("https://searx.invalid", async_client=client))
+            return await kit.ahandle("search", {"query": "lock"})
+
+    assert "1. Locks - https://docs.invalid/locks" in asyncio.run(go())
+    assert len(seen) == 1 and isinstance(seen[0], httpx2.Request)
+    assert made == []
+
+
+def test_an_httpx2_async_failure_in_fetch_is_recorded(kit: ad.Toolkit) -> None:
+    # Before, an httpx2 error escaped Fetch's handling: nothing was recorded.
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("refused", request=request)
+
+    async def go() -> str:
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)) as client:
+            Fetch(kit, async_client=client)
+            return await kit.ahandle("fetch", {"url": "https://docs.invalid/x"})
+
+    assert "refused" in asyncio.run(go())
+    failed = list(kit.store.records(tool="fetch"))
+    assert [(r.status, r.args["url"]) for r in failed] == [
+        (ad.Status.ERROR, "https://docs.invalid/x")
+    ]

@@ -88,7 +88,7 @@ def test_a_long_session_compacts_and_every_stub_replays(
         assert ad.count_tokens(stub) <= 120  # the default budget
         # replay_result gives back exactly what the model had seen, by the id shown
         assert kit.handle("replay_result", {"id": shown}) == originals[evicted.call_id]
-        assert kit.store.is_pinned(evicted.id)
+        assert kit.store.is_pinned(evicted.id, now=kit.clock())  # live by the kit's clock
     kept = [r.call_id for r in conversation.results][-3:]
     assert all(compacted[c] == originals[c] for c in kept)
     # Fetched pages are References keyed by their URL; searches are Claims.

@@ -14,11 +14,13 @@ from pydantic import BaseModel
 
 from ._errors import AddressableError, NotFound, NotReplayable
 from ._evict import evict
-from ._models import Determinism, Record, Result, aware
+from ._models import Determinism, Outcome, Record, Result, aware
 from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
 
 if TYPE_CHECKING:
-    from ._toolkit import Toolkit
+    from ._calls import Calls
+    from ._recorder import Clock, Recorder
+    from ._stores import Store
 
 CHECKPOINT_TOOL = "checkpoint"
 OBSERVATIONS_KEPT = 20  # the newest reads the harness lists in a state document
@@ -56,7 +58,9 @@ class Recovery(BaseModel):
     must_reread: list[str]
 
 
-def harness_state(kit: Toolkit, task: Task, document: StateDocument | None = None) -> StateDocument:
+def harness_state(
+    kit: Continuity, task: Task, document: StateDocument | None = None
+) -> StateDocument:
     """The facts the store knows exactly for the kit's session (queries run, artifacts,
     actions with their outcome now, the newest observations), merged under `document`
     so that a model that wrote it cannot drop any of them."""
@@ -116,7 +120,7 @@ def _operation(record: Record) -> str:
     return f"{record.tool} {json.dumps(args, ensure_ascii=False, sort_keys=True)}"
 
 
-def _gist(kit: Toolkit, record: Record) -> str:
+def _gist(kit: Continuity, record: Record) -> str:
     try:
         item = evict(record, store=kit.store, budget=40)
     except AddressableError:
@@ -132,7 +136,7 @@ def _union(first: list[str], second: Iterable[str]) -> list[str]:
     return list(dict.fromkeys([*first, *second]))
 
 
-def checkpoint(kit: Toolkit, document: StateDocument) -> Result:
+def checkpoint(kit: Continuity, document: StateDocument) -> Result:
     """Save the document and pin the records it refers to, in the kit's session."""
     refs = set(document.checkpoint.refs if document.checkpoint else [])
     refs |= {e for f in document.findings for e in f.evidence}
@@ -152,7 +156,7 @@ def checkpoint(kit: Toolkit, document: StateDocument) -> Result:
     )
 
 
-def recover(kit: Toolkit, session: str | None = None) -> Recovery:
+def recover(kit: Continuity, session: str | None = None) -> Recovery:
     """Restore the newest checkpoint of `session` (the kit's by default). A checkpoint
     does not freeze the world it describes: every fact it refers to is stale until
     re-read, and `must_reread` lists them."""
@@ -175,7 +179,7 @@ def recover(kit: Toolkit, session: str | None = None) -> Recovery:
     return Recovery(document=document, must_reread=must)
 
 
-def revalidate(kit: Toolkit, ids: Iterable[str]) -> Revalidation:
+def revalidate(kit: Continuity, ids: Iterable[str]) -> Revalidation:
     """Re-read what is deterministic (a new observation; unchanged content makes the
     fact fresh again); mark the rest stale."""
     fresh: dict[str, str] = {}
@@ -197,7 +201,7 @@ def revalidate(kit: Toolkit, ids: Iterable[str]) -> Revalidation:
     return Revalidation(fresh=fresh, changed=changed, stale=stale)
 
 
-def stale_among(kit: Toolkit, ids: Iterable[str], now: datetime) -> list[str]:
+def stale_among(kit: Continuity, ids: Iterable[str], now: datetime) -> list[str]:
     """The ids whose facts may no longer hold: marked stale, or older than their max age.
     `now` must be timezone-aware, as every stored time is (`ArgumentError` if not)."""
     now = aware(now, "the time given as now")
@@ -211,7 +215,7 @@ def stale_among(kit: Toolkit, ids: Iterable[str], now: datetime) -> list[str]:
     return out
 
 
-def require_fresh(kit: Toolkit, ids: Iterable[str], policy: StalePolicy) -> None:
+def require_fresh(kit: Continuity, ids: Iterable[str], policy: StalePolicy) -> None:
     stale = stale_among(kit, ids, aware(kit.clock(), "the Toolkit's clock"))
     if not stale:
         return
@@ -221,3 +225,52 @@ def require_fresh(kit: Toolkit, ids: Iterable[str], policy: StalePolicy) -> None
         )
         return
     raise Stale(stale)
+
+
+class Continuity:
+    """The continuity features over a recorder: the state document, checkpoints, and
+    which facts are stale (and whether an action on them is refused or warned of)."""
+
+    def __init__(self, recorder: Recorder, calls: Calls, stale_policy: StalePolicy) -> None:
+        self._rec = recorder
+        self.record = recorder.record
+        self.get = recorder.get
+        self.replay = calls.replay
+        self.stale_ids: set[str] = set()
+        self.stale_policy: StalePolicy = stale_policy
+
+    @property
+    def store(self) -> Store:
+        return self._rec.store
+
+    @property
+    def session(self) -> str:
+        return self._rec.session
+
+    @property
+    def clock(self) -> Clock:
+        return self._rec.clock
+
+    def state(self, task: Task, document: StateDocument | None = None) -> StateDocument:
+        return harness_state(self, task, document)
+
+    def checkpoint(self, document: StateDocument) -> Result:
+        return checkpoint(self, document)
+
+    def recover(self, session: str | None = None) -> Recovery:
+        return recover(self, session)
+
+    def revalidate(self, ids: Iterable[str]) -> Revalidation:
+        return revalidate(self, ids)
+
+    def require_fresh(self, ids: Iterable[str]) -> None:
+        require_fresh(self, ids, self.stale_policy)
+
+    def mark_stale(self, ids: Iterable[str]) -> None:
+        self.stale_ids.update(self.store.resolve(i) for i in ids)
+
+    def unmark_stale(self, ids: Iterable[str]) -> None:
+        self.stale_ids.difference_update(self.store.resolve(i) for i in ids)
+
+    def outcome(self, id: str) -> Outcome | None:
+        return outcome_in(self.store, self.get(id).id)

@@ -15,6 +15,8 @@ from ._errors import ArgumentError, EventLoopError
 from ._models import Result
 from ._spec import ToolSpec
 
+REPLAY_TOOL = "replay_result"  # the tool a model calls to get a result back by its id
+
 Format = Literal["anthropic", "openai", "openai-responses"]
 FORMATS: tuple[Format, ...] = ("anthropic", "openai", "openai-responses")
 

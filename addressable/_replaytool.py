@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._blocks import BLOCKS, blocks_text, decode_blocks, describe, to_shape
 from ._errors import AddressableError, AmbiguousId, BadId, Expired, IntegrityError, NotFound
+from ._modeltools import REPLAY_TOOL
 from ._payload import payload_text
 from ._stubs import prefix_mark
 from ._tokens import count_tokens
@@ -16,9 +17,9 @@ from .ids import ID_LENGTH
 
 if TYPE_CHECKING:
     from ._models import Result
-    from ._toolkit import Toolkit
+    from ._stores import Store
 
-NAME = "replay_result"
+NAME = REPLAY_TOOL
 CONTEXT_LINES = 2  # lines shown around each match of `pattern`
 
 DESCRIPTION = (
@@ -48,6 +49,21 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+class Kit(Protocol):
+    """What the replay tool needs of the kit it is registered with."""
+
+    @property
+    def store(self) -> Store: ...
+
+    def replay(self, id: str, *, verify: bool = False) -> Result: ...
+
+    def render(self, result: Result) -> str: ...
+
+    def has_renderer(self, tool: str) -> bool: ...
+
+    def handle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str: ...
+
+
 class ReplayTool:
     """Offers `kit.replay` to the model; every failure is a short text it can act on."""
 
@@ -55,7 +71,7 @@ class ReplayTool:
     description = DESCRIPTION
     input_schema = SCHEMA
 
-    def __init__(self, kit: Toolkit) -> None:
+    def __init__(self, kit: Kit) -> None:
         self._kit = kit
 
     def handle(self, arguments: dict[str, Any]) -> str:
@@ -198,7 +214,7 @@ def _closest(text: str, ids: Any, most: int = 3) -> list[str]:
 
 
 def handle_content(
-    kit: Toolkit, name: str, arguments: Mapping[str, Any] | str | None, format: str = "anthropic"
+    kit: Kit, name: str, arguments: Mapping[str, Any] | str | None, format: str = "anthropic"
 ) -> str | list[Any]:
     """`kit.handle`, except that `replay_result` of a result stored with images or files
     gives them back as content blocks of the API `format` ("anthropic",

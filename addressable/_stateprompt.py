@@ -8,17 +8,30 @@ import copy
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from ._state import Problem, StateDocument, Task
 
 if TYPE_CHECKING:
-    from ._toolkit import Toolkit
+    from ._secrets import Secrets
+    from ._stores import Store
 
 Generate = Callable[[str], Any]  # a prompt in; a JSON string, or a dict, out
 DEFAULT_ATTEMPTS = 3
+
+
+class Kit(Protocol):
+    """What `compact_state` needs of the kit: its store, secrets and `state`."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def secrets(self) -> Secrets: ...
+
+    def state(self, *, task: Task, document: StateDocument | None = None) -> StateDocument: ...
 
 
 def state_schema() -> dict[str, Any]:
@@ -100,7 +113,7 @@ class StateCompaction(BaseModel):
 def compact_state(
     generate: Generate,
     *,
-    kit: Toolkit,
+    kit: Kit,
     task: Task,
     previous: StateDocument | None = None,
     results: Sequence[str] = (),

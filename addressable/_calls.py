@@ -1,0 +1,200 @@
+"""The wrapped-call machinery: a wrapped function's call checked, run and recorded;
+and replay by id, re-running a deterministic call to verify it."""
+
+from __future__ import annotations
+
+import inspect
+import reprlib
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from ._errors import ArgumentError, NotReplayable, StoreError
+from ._models import Determinism, Outcome, Record, Result
+from ._payload import encode_payload
+from ._recorder import Recorder, RecordOptions
+from ._spec import Call, ToolSpec
+from .ids import canonical_args, lone_surrogate
+
+Rerun = Callable[[Record], Any]  # gives a Result, or an awaitable of one
+
+
+class Calls:
+    """Runs wrapped functions and records each call through `recorder`; replays
+    results, re-running deterministic ones with the reruns registered for their tool."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self._rec = recorder
+        self._reruns: dict[str, Rerun] = {}
+
+    def wrap(self, spec: ToolSpec) -> Callable[..., Any]:
+        """The function that runs `spec` and records it; `replay(verify=True)` re-runs
+        its results the same way."""
+        if spec.is_async:
+            self.on_rerun(spec.name, lambda r: self._arun(spec, *spec.unbind(r.args), r.key))
+            return self._async_wrapper(spec)
+        self.on_rerun(spec.name, lambda r: self._run(spec, *spec.unbind(r.args), r.key))
+        return self._sync_wrapper(spec)
+
+    def _sync_wrapper(self, spec: ToolSpec) -> Callable[..., Result]:
+        def call(*args: Any, **kwargs: Any) -> Result:
+            return self._run(spec, args, kwargs)
+
+        return call
+
+    def _async_wrapper(self, spec: ToolSpec) -> Callable[..., Awaitable[Result]]:
+        async def call(*args: Any, **kwargs: Any) -> Result:
+            return await self._arun(spec, args, kwargs)
+
+        return call
+
+    _NO_KEY: Any = object()  # marks "compute the key from the arguments"
+
+    def _run(
+        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
+    ) -> Result:
+        call = self._prepare(spec, args, kwargs, key)
+        try:
+            value = spec.fn(*call.args, **call.kwargs)
+        except Exception as exc:
+            self._record_raise(call, exc)
+            raise
+        return self._record_return(call, value)
+
+    async def _arun(
+        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
+    ) -> Result:
+        call = self._prepare(spec, args, kwargs, key)
+        try:
+            value = spec.fn(*call.args, **call.kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            self._record_raise(call, exc)
+            raise
+        return self._record_return(call, value)
+
+    def _prepare(
+        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any
+    ) -> Call:
+        arguments = spec.bind(args, kwargs)
+        checked = spec.check(arguments)  # None: plain values of their types, as given
+        if checked is not None:
+            values, arguments = checked
+            args, kwargs = spec.unbind(values)
+        # Canonical before the call: arguments that are not JSON fail before it runs.
+        args_json = canonical_args(arguments)
+        if key is self._NO_KEY:
+            key = spec.key(*args, **kwargs) if spec.key else None
+        if key is not None and (type(key) is not str or not key.isascii()):
+            key = _checked_key(spec.name, key)  # before the call: a bad key never runs it
+        return Call(spec, arguments, args_json, key, args, kwargs)
+
+    def _record_return(self, call: Call, value: Any) -> Result:
+        spec = call.spec
+        options: RecordOptions = {"key": call.key, "max_age": spec.max_age}
+        try:
+            payload, media_type = encode_payload(value, spec.media_type)
+            outcome = Outcome.COMPLETED if spec.determinism is Determinism.SIDE_EFFECT else None
+            stored: RecordOptions = {**options, "media_type": media_type, "outcome": outcome}
+            return self._rec.write(
+                spec.name, call.arguments, call.args_json, payload, spec.determinism, stored
+            )
+        except StoreError:
+            raise  # the store itself failed: a second write would fail the same way
+        except Exception as exc:  # the call ran: it is recorded, as an error, whatever it gave
+            raise self._rec.write_unstored(
+                spec.name, call.arguments, None, spec.determinism, options, exc, "the return value"
+            ) from exc
+
+    def _record_raise(self, call: Call, exc: BaseException) -> Result:
+        spec = call.spec
+        # A side effect that raised may or may not have happened: never guess.
+        outcome = Outcome.UNKNOWN if spec.determinism is Determinism.SIDE_EFFECT else None
+        options: RecordOptions = {"key": call.key, "outcome": outcome, "max_age": spec.max_age}
+        try:
+            return self._rec.write_failure(
+                spec.name, call.arguments, call.args_json, exc, spec.determinism, options
+            )
+        except StoreError:
+            raise
+        except Exception as failed:
+            what = "the record of its error"
+            raise self._rec.write_unstored(
+                spec.name, call.arguments, None, spec.determinism, options, failed, what
+            ) from failed
+
+    def replay(self, id: str, *, verify: bool = False) -> Result:
+        """The exact stored result for an id or unique prefix.
+
+        With `verify=True` a deterministic call is run again (a wrapped function through
+        its wrapper; an adapter its own way, such as a conditional GET): the new
+        observation is recorded (a re-run that raises is recorded and re-raised) and the
+        result says whether it `changed`. Nondeterministic calls and actions are refused
+        with `NotReplayable`.
+        """
+        record = self._rec.get(id)
+        if not verify:
+            return Result(record=record, payload=self._rec.store.read(record), replayed=True)
+        fresh = self.rerun_of(record)(record)
+        if inspect.isawaitable(fresh):
+            fresh.close()  # type: ignore[attr-defined]
+            raise NotReplayable(
+                f"tool {record.tool!r} is async: "
+                f"use `await kit.areplay({record.id!r}, verify=True)`"
+            )
+        return _compared(fresh, record)
+
+    async def areplay(self, id: str, *, verify: bool = False) -> Result:
+        """`replay` for async tools (and for sync ones, from async code)."""
+        record = self._rec.get(id)
+        if not verify:
+            return Result(record=record, payload=self._rec.store.read(record), replayed=True)
+        fresh = self.rerun_of(record)(record)
+        if inspect.isawaitable(fresh):
+            fresh = await fresh
+        return _compared(fresh, record)
+
+    def on_rerun(self, tool: str, rerun: Rerun) -> None:
+        """Register how `replay(id, verify=True)` re-runs a deterministic result of `tool`:
+        `rerun(record)` returns the fresh `Result` (or an awaitable of it)."""
+        self._reruns[tool] = rerun
+
+    def rerun_of(self, record: Record) -> Rerun:
+        if record.determinism is Determinism.SIDE_EFFECT:
+            raise NotReplayable(
+                f"result {record.id} is an action of {record.tool!r} (a side effect): actions "
+                "are never re-run; replay it without verify= to see what was recorded"
+            )
+        if record.determinism is Determinism.NONDETERMINISTIC:
+            raise NotReplayable(
+                f"result {record.id} of {record.tool!r} is nondeterministic: re-running it would "
+                "not reproduce it; replay it without verify= to get the stored payload"
+            )
+        rerun = self._reruns.get(record.tool)
+        if rerun is None:
+            raise NotReplayable(
+                f"cannot re-run result {record.id}: tool {record.tool!r} is not registered "
+                "with this Toolkit; wrap it with kit.tool(...) or create its adapter first"
+            )
+        return rerun
+
+
+def _checked_key(tool: str, key: object) -> str:
+    """The key a key function gave, or `ArgumentError` if it is not UTF-8 text."""
+    if not isinstance(key, str):
+        raise ArgumentError(
+            f"the key function of {tool!r} returned {reprlib.repr(key)} of type "
+            f"{type(key).__name__}: a key is a str, or None for no key"
+        )
+    found = lone_surrogate(key, f"the key of {tool!r}")
+    if found:
+        raise ArgumentError(found)
+    return str(key)
+
+
+def _compared(fresh: Result, previous: Record) -> Result:
+    changed = (
+        fresh.record.content_hash != previous.content_hash
+        or fresh.record.status is not previous.status
+    )
+    return fresh.model_copy(update={"changed": changed, "previous_id": previous.id})

@@ -1,0 +1,361 @@
+"""Recording: a tool call's observation, stored under its id, and read back.
+
+Knows the store, the session, the clock and the secrets to mask; nothing of the
+model's tools, messages, compaction or the state document.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import math
+import reprlib
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypedDict, Unpack
+
+from ._errors import AddressableError, ArgumentError, StoreError
+from ._models import Determinism, Outcome, Record, Result, Status, aware
+from ._payload import TEXT
+from ._secrets import Secrets
+from ._stores import Store
+from ._tokens import count_tokens
+from .ids import ID_LENGTH, action_id_of, canonical_args, check_prefix, content_hash, result_id
+
+Clock = Callable[[], datetime]
+# The records made during one kit.handle() call, so that it knows which one it showed.
+RECORDED: contextvars.ContextVar[list[Record] | None] = contextvars.ContextVar(
+    "addressable_recorded", default=None
+)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def checked_time(value: object) -> datetime:
+    """`value` if it is a timezone-aware datetime, else `ArgumentError` naming it."""
+    return aware(value, "the Toolkit's clock")
+
+
+class RecordOptions(TypedDict, total=False):
+    """What `Toolkit.record` takes beyond the call and its payload."""
+
+    key: str | None  # the addressable key: a URL, `path@rev`, ...
+    media_type: str  # of the payload; text/plain; charset=utf-8 when not given
+    status: Status  # `error` when the tool raised
+    error: str | None  # the exception, as "Type: message"
+    outcome: Outcome | None  # of an Action
+    idempotency_key: str | None  # sent with an Action, so that a retry is recognised
+    max_age: timedelta | None  # how long the observation may be relied on
+    meta: Mapping[str, Any] | None  # adapter facts: final URL, ETag, status code
+
+
+class Recorder:
+    """Stores observations of tool calls in `store`, under `session`, at `clock`'s
+    time, with every credential `secrets` knows masked; and reads them back by id."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        session: str,
+        clock: Clock,
+        nonce: Callable[[], bytes],
+        secrets: Secrets,
+    ) -> None:
+        self.store = store
+        self.session = session
+        self.clock = clock
+        self.nonce = nonce
+        self.secrets = secrets
+
+    def record(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        payload: bytes,
+        *,
+        determinism: Determinism | str,
+        **options: Unpack[RecordOptions],
+    ) -> Result:
+        """Store one observation of a tool call and return it as a `Result`.
+
+        The low-level entry for adapters that build the payload themselves: `payload`
+        is the exact bytes, `args` must be JSON (they are part of the id). `options`
+        are the `RecordOptions`: key, media_type, status, error, outcome,
+        idempotency_key, max_age and meta. An action (the change has happened) whose
+        fields cannot be stored is still recorded, with them written as text, status
+        error and outcome `unknown`; then `ArgumentError` names that record.
+        """
+        try:
+            return self.write(tool, args, canonical_args(args), payload, determinism, options)
+        except StoreError:
+            raise
+        except Exception as exc:
+            if determinism == Determinism.SIDE_EFFECT:
+                # An action has happened: it is recorded, as an error, whatever it was given.
+                what = "the arguments or options"
+                raise self.write_unstored(
+                    tool, args, payload, determinism, options, exc, what
+                ) from exc
+            if isinstance(exc, UnicodeError):
+                raise ArgumentError(
+                    f"{tool!r}: a field cannot be stored: {_describe(exc)}"
+                ) from exc
+            raise
+
+    def record_failure(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        exc: BaseException,
+        *,
+        determinism: Determinism | str,
+        **options: Unpack[RecordOptions],
+    ) -> Result:
+        """Record a call that raised: status error, the exception ("Type: message") as
+        both the payload and the error. The caller re-raises it."""
+        try:
+            return self.write_failure(tool, args, canonical_args(args), exc, determinism, options)
+        except StoreError:
+            raise
+        except Exception as failed:
+            if determinism == Determinism.SIDE_EFFECT:
+                what = "the arguments or options"
+                raise self.write_unstored(
+                    tool, args, None, determinism, options, failed, what
+                ) from failed
+            if isinstance(failed, UnicodeError):
+                raise ArgumentError(
+                    f"{tool!r}: a field cannot be stored: {_describe(failed)}"
+                ) from failed
+            raise
+
+    def write_failure(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        args_json: bytes,
+        exc: BaseException,
+        determinism: Determinism | str,
+        options: RecordOptions,
+    ) -> Result:
+        try:
+            message = f"{type(exc).__name__}: {exc}"
+            payload = message.encode("utf-8")
+        except Exception:  # an unprintable exception, or a lone surrogate in its text
+            message = _escaped(f"{type(exc).__name__}: {_describe(exc)}")
+            payload = message.encode("utf-8")
+        failed: RecordOptions = {
+            **options,
+            "media_type": TEXT,
+            "status": Status.ERROR,
+            "error": message,
+        }
+        return self.write(tool, args, args_json, payload, determinism, failed)
+
+    def write_unstored(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        payload: bytes | None,
+        determinism: Determinism | str,
+        options: RecordOptions,
+        exc: Exception,
+        what: str,
+    ) -> ArgumentError:
+        """After a call has run and `what` it gave cannot be stored: record the call as
+        an error (an action with outcome `unknown`) with every field made storable, and
+        return the error for the caller to raise. Only the failure path comes here."""
+        detail = _describe(exc)
+        action = determinism == Determinism.SIDE_EFFECT
+        error = f"{type(exc).__name__}: {what} could not be stored: {detail}"
+        meta, max_age = options.get("meta"), options.get("max_age")
+        media_type = options.get("media_type") if payload is not None else None
+        fields: RecordOptions = {
+            "key": _storable_text(options.get("key")),
+            "media_type": _storable_text(media_type) or TEXT,
+            "status": Status.ERROR,
+            "error": error,
+            "outcome": Outcome.UNKNOWN if action else None,
+            "idempotency_key": _storable_text(options.get("idempotency_key")),
+            "max_age": max_age if isinstance(max_age, timedelta) else None,
+            "meta": _storable(meta) if isinstance(meta, Mapping) else None,
+        }
+        safe_args: dict[str, Any] = _storable(args) if isinstance(args, Mapping) else {}
+        body = error.encode("utf-8") if payload is None else payload
+        try:
+            now = checked_time(self.clock())
+        except Exception:  # the clock is what failed: the record still gets a true time
+            now = utc_now()
+        try:
+            result = self.write(
+                _escaped(str(tool)),
+                safe_args,
+                canonical_args(safe_args),
+                body,
+                determinism,
+                fields,
+                at=now,
+            )
+        except Exception as again:
+            return ArgumentError(
+                f"{tool!r}: {what} could not be stored ({detail}), "
+                f"nor could a record of the call ({_describe(again)})"
+            )
+        ran = "the action ran and is" if action else "the call ran and is"
+        status = "status error, outcome unknown" if action else "status error"
+        return ArgumentError(
+            f"{tool!r}: {what} could not be stored ({detail}); "
+            f"{ran} recorded as {result.id} ({status})"
+        )
+
+    def write(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        args_json: bytes,
+        payload: bytes,
+        determinism: Determinism | str,
+        options: RecordOptions,
+        *,
+        at: datetime | None = None,
+    ) -> Result:
+        key = options.get("key")
+        if type(determinism) is not Determinism:
+            determinism = Determinism(determinism)
+        if self.secrets:
+            # Credentials never reach the store: every value the toolkit has resolved is
+            # masked, as written or encoded, in every field that can carry text.
+            payload = self.secrets.mask_bytes(payload)
+            masked = self.secrets.mask_json(args)
+            if masked is not args:
+                args, args_json = masked, canonical_args(masked)
+            options = self.secrets.mask_json(options)  # key, error, media type, meta, ...
+            key = options.get("key")
+        digest = content_hash(payload)
+        nonce = None
+        if determinism is Determinism.SIDE_EFFECT:
+            nonce = self.nonce().hex()
+            rid = action_id_of(tool, args_json, key, digest, nonce)
+        else:
+            rid = result_id(tool, args_json, key, digest)
+        now = self.clock() if at is None else at
+        if type(now) is not datetime or now.tzinfo is None:
+            now = checked_time(now)  # a naive time is refused, never guessed to be UTC
+        # Only the options given (and not None) are passed: fewer fields to validate.
+        fields: dict[str, Any] = {"media_type": TEXT}
+        fields.update((k, v) for k, v in options.items() if v is not None and k != "key")
+        fields.update(
+            id=rid,
+            tool=tool,
+            args=_json_args(args, args_json),
+            key=key,
+            determinism=determinism,
+            content_hash=digest,
+            size=len(payload),
+            observed_at=now,
+            session=self.session,
+        )
+        if nonce is not None:
+            fields["nonce"] = nonce
+        record = Record.model_validate(fields)
+        self.store.put(record, payload)
+        made = RECORDED.get()
+        if made is not None:
+            made.append(record)
+        return Result(record=record, payload=payload)
+
+    def get(self, id: str) -> Record:
+        """The record for an id or unique prefix."""
+        text = check_prefix(id)
+        # A full id needs no resolving: `get` itself says NotFound or Expired.
+        return self.store.get(text if len(text) == ID_LENGTH else self.store.resolve(text))
+
+    def ingest(
+        self,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        text: str,
+        *,
+        is_error: bool = False,
+        determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+    ) -> Result:
+        """Store a tool result this kit did not make (as found in a message list),
+        keyed by its tool-call id, so that it too can be evicted and replayed. Where it
+        came from is unknown, so it is a Claim unless `determinism` says otherwise.
+        Ingesting the same result again (a list compacted twice) finds the first record
+        and adds no observation: the result was not seen again, only read again."""
+        key = f"call:{call_id}"
+        payload = text.encode("utf-8")
+        if Determinism(determinism) is not Determinism.SIDE_EFFECT:
+            known = result_id(tool, canonical_args(arguments), key, content_hash(payload))
+            try:
+                record = self.store.get(known)
+            except AddressableError:
+                pass  # not there yet (or expired): store it below
+            else:
+                return Result(record=record, payload=self.store.read(record))
+        options: RecordOptions = {"key": key, "meta": {"tool_call_id": call_id}}
+        if is_error:
+            options["status"] = Status.ERROR
+            options["error"] = text.strip().splitlines()[0][:200] if text.strip() else "error"
+        return self.record(tool, arguments, payload, determinism=determinism, **options)
+
+    def tokens(self, id: str) -> int:
+        """The token count of a stored result, counted once and kept in the store."""
+        record = self.get(id)
+        if record.tokens is None:
+            n = count_tokens(self.store.read(record).decode("utf-8", errors="replace"))
+            self.store.set_tokens(record.content_hash, n)
+            return n
+        return record.tokens
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception's message on one line, whatever its text holds."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = f"<{type(exc).__name__} whose message cannot be shown>"
+    return _escaped(" ".join(text.split()))
+
+
+def _escaped(text: str) -> str:
+    """`text` with any lone surrogate written as its escape (\\ud800), so it is UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _storable_text(value: object) -> str | None:
+    if value is None:
+        return None
+    return _escaped(value if isinstance(value, str) else repr(value))
+
+
+def _storable(value: Any, depth: int = 0) -> Any:
+    """A JSON value that stands for `value`: what is not JSON (objects, NaN, lone
+    surrogates, non-string keys, cycles) is written as its text."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        return _escaped(value)
+    if depth < 32 and isinstance(value, Mapping):
+        return {_escaped(str(k)): _storable(v, depth + 1) for k, v in value.items()}
+    if depth < 32 and isinstance(value, list | tuple):
+        return [_storable(v, depth + 1) for v in value]
+    return _escaped(reprlib.repr(value))
+
+
+def _json_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:
+    """The arguments as a reader of the canonical JSON sees them (tuples become lists)."""
+    if all(type(v) in _SCALARS for v in args.values()):
+        return dict(args)  # already plain JSON values: no need to parse them back
+    parsed: dict[str, Any] = json.loads(args_json)
+    return parsed

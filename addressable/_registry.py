@@ -1,0 +1,160 @@
+"""The model's side: the tools offered to a model, their definitions, and `handle`,
+which runs a model's tool call and gives the text of its tool result."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+if TYPE_CHECKING:
+    from anthropic.types import ToolParam as AnthropicToolParam
+    from openai.types.chat import ChatCompletionFunctionToolParam as ChatToolParam
+    from openai.types.responses import FunctionToolParam as ResponsesToolParam
+
+from ._errors import ArgumentError
+from ._models import Record, Result
+from ._modeltools import REPLAY_TOOL, FunctionTool, ModelTool, definition, result_text
+from ._recorder import RECORDED, Recorder
+from .ids import content_hash
+
+
+class ToolRegistry:
+    """The tools offered to the model, by name; `handle` runs one and masks what it
+    gives with the recorder's secrets."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self._rec = recorder
+        self._model_tools: dict[str, ModelTool] = {}
+        self._shown: dict[str, str] = {}  # hash of a text handle() returned -> record id
+
+    def register(self, tool: ModelTool) -> None:
+        """Offer a tool to the model: `tools()` lists it, `handle()` runs it."""
+        if tool.name in self._model_tools and tool.name != REPLAY_TOOL:
+            existing = self._model_tools[tool.name]
+            if existing is not tool and not isinstance(existing, FunctionTool):
+                raise ArgumentError(f"a tool named {tool.name!r} is already registered")
+        self._model_tools[tool.name] = tool
+
+    # Typed as the SDKs' own parameter types, so that `tools=kit.tools(...)` type-checks
+    # where it is passed to them; the SDKs are needed only by a type checker.
+    @overload
+    def tools(self, format: Literal["anthropic"] = ...) -> list[AnthropicToolParam]: ...
+    @overload
+    def tools(self, format: Literal["openai"]) -> list[ChatToolParam]: ...
+    @overload
+    def tools(self, format: Literal["openai-responses"]) -> list[ResponsesToolParam]: ...
+    @overload
+    def tools(self, format: str) -> list[Any]: ...
+    def tools(self, format: str = "anthropic") -> list[Any]:
+        """Definitions of every registered tool, `replay_result` included, in the shape of
+        the "anthropic", "openai" (Chat Completions) or "openai-responses" API."""
+        return [definition(t, format) for t in self._model_tools.values()]
+
+    def handle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
+        """Run a model's tool call and return the text for its tool result.
+
+        `arguments` may be the JSON string the OpenAI APIs give. Nothing raises: an
+        unknown tool, arguments that do not fit, or a tool that fails come back as a
+        short `error: ...` text the model can act on.
+        """
+        found = self._callable(name, arguments)
+        if isinstance(found, str):
+            return found
+        tool, parsed = found
+        made: list[Record] = []
+        token = RECORDED.set(made)
+        try:
+            text = self._text(name, lambda: tool.handle(parsed))
+        finally:
+            RECORDED.reset(token)
+        return self._remember(name, text, made)
+
+    async def ahandle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
+        """`handle` from async code: a tool with an async `ahandle` of its own (async
+        functions, adapters such as Fetch, which then use their async client) is awaited;
+        the others run in a thread."""
+        found = self._callable(name, arguments)
+        if isinstance(found, str):
+            return found
+        tool, parsed = found
+        made: list[Record] = []
+        token = RECORDED.set(made)
+        try:
+            ahandle = getattr(tool, "ahandle", None)  # a tool's own async path, if it has one
+            if ahandle is not None and inspect.iscoroutinefunction(ahandle):
+                try:
+                    text = self._rec.secrets.mask(await ahandle(parsed))
+                except Exception as exc:
+                    text = self._failure_text(name, exc)
+            else:
+                text = await asyncio.to_thread(self._text, name, lambda: tool.handle(parsed))
+        finally:
+            RECORDED.reset(token)
+        return self._remember(name, text, made)
+
+    def _callable(
+        self, name: str, arguments: Mapping[str, Any] | str | None
+    ) -> tuple[ModelTool, dict[str, Any]] | str:
+        tool = self._model_tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self._model_tools))
+            return f"error: there is no tool named {name!r}; the tools are: {known}"
+        parsed = _parse_arguments(arguments)
+        return parsed if isinstance(parsed, str) else (tool, parsed)
+
+    def _text(self, name: str, run: Callable[[], str]) -> str:
+        try:
+            return self._rec.secrets.mask(run())
+        except Exception as exc:
+            return self._failure_text(name, exc)
+
+    def _failure_text(self, name: str, exc: Exception) -> str:
+        if isinstance(exc, TypeError):
+            return self._rec.secrets.mask(f"error: the arguments do not fit {name}: {exc}")
+        return self._rec.secrets.mask(f"error: {type(exc).__name__}: {exc}")
+
+    def _remember(self, name: str, text: str, made: list[Record]) -> str:
+        # Remember which record this text shows, so that compaction can point a stub
+        # at it; the call's own record is the first one made under the tool's name.
+        primary = next((r for r in made if r.tool == name), made[0] if made else None)
+        if primary is not None and name != REPLAY_TOOL:
+            digest = content_hash(text.encode("utf-8"))
+            if self._shown.get(digest) != primary.id:
+                self._shown[digest] = primary.id
+                self._rec.store.set_shown(digest, primary.id)  # for compaction in any process
+        return text
+
+    def shown(self, text: str) -> str | None:
+        """The id of the record a text `handle` returned shows, if this kit, or another
+        on the same store, showed it."""
+        digest = content_hash(text.encode("utf-8"))
+        return self._shown.get(digest) or self._rec.store.shown(digest)
+
+    def has_renderer(self, tool: str) -> bool:
+        """Whether `tool` shows its results its own way (see `render`)."""
+        return callable(getattr(self._model_tools.get(tool), "render", None))
+
+    def render(self, result: Result) -> str:
+        """The text the model is shown for a result: its tool's own rendering (a page's
+        readable text, a search's hit list), else the payload as text."""
+        if "tool_call_id" in result.record.meta:  # ingested: shown exactly as it was
+            return result.text
+        tool = self._model_tools.get(result.record.tool)
+        render = getattr(tool, "render", None)
+        return str(render(result)) if callable(render) else result_text(result)
+
+
+def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError as exc:
+            return f"error: the arguments are not valid JSON ({exc}); send a JSON object"
+    if not isinstance(arguments, Mapping):
+        return "error: the arguments must be a JSON object"
+    return dict(arguments)

@@ -8,13 +8,10 @@ compaction, under each context strategy, on the bundled scenario or recorded ses
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
-
-from pydantic import BaseModel
 
 from .. import Toolkit, open_store
 from .._tokens import Tokenizer, using_tokenizer
-from ._report import markdown, plot
+from ._report import BenchReport, SessionReport, markdown, plot
 from ._sessions import BadLine, Session, read_sessions
 from ._simulate import (
     DEFAULT_CACHE_READ,
@@ -48,33 +45,6 @@ __all__ = [
     "plot",
     "read_sessions",
 ]
-
-
-class SessionReport(BaseModel):
-    session_id: str
-    strategies: dict[str, Figures]
-    per_turn: dict[str, list[int]]
-
-
-class BenchReport(BaseModel):
-    """The figures of a run: in total, per session, and the lines that could not be read."""
-
-    sessions: int
-    trigger: int
-    keep: int
-    window: int = DEFAULT_WINDOW
-    cache_read: float = DEFAULT_CACHE_READ
-    cache_write: float = DEFAULT_CACHE_WRITE
-    strategies: dict[str, Figures]
-    per_session: list[SessionReport]
-    errors: list[BadLine] = []
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON the benchmark writes (per-turn series left out: they are for the plot)."""
-        data = self.model_dump(mode="json", exclude={"per_session": {"__all__": {"per_turn"}}})
-        if not self.errors:
-            data.pop("errors")
-        return data
 
 
 def bench(

@@ -1,16 +1,17 @@
-"""The benchmark's outputs: a markdown table and a plot of cumulative net tokens
-(requests and round trips) per turn, summed over the sessions."""
+"""The benchmark's outputs: its figures (`BenchReport`), a markdown table and a plot of
+cumulative net tokens (requests and round trips) per turn, summed over the sessions."""
 
 from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
+
+from pydantic import BaseModel
 
 from .. import MissingDependency, tokens_exact
-
-if TYPE_CHECKING:
-    from . import BenchReport
+from ._sessions import BadLine
+from ._simulate import DEFAULT_CACHE_READ, DEFAULT_CACHE_WRITE, DEFAULT_WINDOW, Figures
 
 COLUMNS = (
     "requests",
@@ -24,6 +25,33 @@ COLUMNS = (
     "failed",
     "repeated_calls",
 )
+
+
+class SessionReport(BaseModel):
+    session_id: str
+    strategies: dict[str, Figures]
+    per_turn: dict[str, list[int]]
+
+
+class BenchReport(BaseModel):
+    """The figures of a run: in total, per session, and the lines that could not be read."""
+
+    sessions: int
+    trigger: int
+    keep: int
+    window: int = DEFAULT_WINDOW
+    cache_read: float = DEFAULT_CACHE_READ
+    cache_write: float = DEFAULT_CACHE_WRITE
+    strategies: dict[str, Figures]
+    per_session: list[SessionReport]
+    errors: list[BadLine] = []
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON the benchmark writes (per-turn series left out: they are for the plot)."""
+        data = self.model_dump(mode="json", exclude={"per_session": {"__all__": {"per_turn"}}})
+        if not self.errors:
+            data.pop("errors")
+        return data
 
 
 def markdown(report: BenchReport) -> str:

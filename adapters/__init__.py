@@ -5,6 +5,7 @@ one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()`
 """
 
 from ._base import Adapter, Identity
+from ._hits import Hit, SearchBackend
 from ._html import html_title, html_to_text
 from ._searchindex import LocalIndex
 from ._websearch import BraveSearch, SearXNG
@@ -12,7 +13,7 @@ from .api import Api, Scope
 from .fetch import Fetch, ResponseTooLarge
 from .files import Files
 from .memory import Memory, MemoryCommandError
-from .search import Hit, Search, SearchBackend
+from .search import Search
 from .shell import Shell
 
 __all__ = [

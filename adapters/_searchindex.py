@@ -9,8 +9,8 @@ from pathlib import Path
 
 import addressable as ad
 
+from ._hits import Hit
 from ._html import html_title, html_to_text
-from .search import Hit
 
 # BM25 weights per column (url, title, body): a match in the title counts five times.
 _WEIGHTS = (0.0, 5.0, 1.0)

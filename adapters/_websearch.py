@@ -15,8 +15,8 @@ import httpx
 
 import addressable as ad
 
+from ._hits import Hit
 from ._http import AsyncClient, SyncClient
-from .search import Hit
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 

@@ -6,36 +6,17 @@ import asyncio
 import inspect
 import json
 from datetime import timedelta
-from typing import Any, Protocol
-
-from pydantic import BaseModel
+from typing import Any
 
 import addressable as ad
 
 from ._base import Adapter, schema
+from ._hits import Hit, SearchBackend
 from ._urls import normalize_url
 
 HIT_TOOL = "search_hit"
 DEFAULT_LIMIT = 10
 DEFAULT_REUSE = timedelta(hours=1)  # an identical query this recent is served from the store
-
-
-class Hit(BaseModel):
-    """One search result: where, what it is called, and the text around the match."""
-
-    title: str
-    url: str
-    snippet: str = ""
-    score: float | None = None
-
-
-class SearchBackend(Protocol):
-    """Where queries go: a name (recorded with every query) and one method. A backend
-    may have `async def asearch(query, limit)` too, which `kit.ahandle` awaits."""
-
-    name: str
-
-    def search(self, query: str, limit: int) -> list[Hit]: ...
 
 
 class Search(Adapter):

@@ -75,10 +75,12 @@ from ._summarize import DefaultSummarizer, Summarizer
 from ._tokens import (
     TokenCounter,
     TokenEstimateWarning,
+    Tokenizer,
     count_tokens,
     encoding_for_model,
     token_counter,
     tokens_exact,
+    using_tokenizer,
 )
 from ._toolkit import RecordOptions, Toolkit
 
@@ -146,6 +148,7 @@ __all__ = [
     "Task",
     "TokenCounter",
     "TokenEstimateWarning",
+    "Tokenizer",
     "ToolCall",
     "ToolResult",
     "ToolSpec",
@@ -171,4 +174,5 @@ __all__ = [
     "state_schema",
     "token_counter",
     "tokens_exact",
+    "using_tokenizer",
 ]

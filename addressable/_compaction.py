@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -49,15 +49,57 @@ from ._messages import (
     set_result_text,
     views,
 )
-from ._models import Claim, Determinism, Outcome, Record, Reference, Status
+from ._models import Claim, Determinism, Outcome, Record, Reference, Result, Status
+from ._recorder import Clock, RecordOptions
 from ._replaytool import NAME as REPLAY_TOOL
+from ._stores import Store
 from ._stubs import parse_stub, short_id
 from ._summarize import DEFAULT_BUDGET, Summarizer
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from .ids import canonical_args, content_hash, result_id
 
-if TYPE_CHECKING:
-    from ._toolkit import RecordOptions, Toolkit
+
+@runtime_checkable
+class Toolkit(Protocol):
+    """What compaction needs of the kit: the store, recording and the tools' record of
+    what was shown. `ad.Toolkit` is one; compaction does not import it (it sits above)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def session(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def get(self, id: str) -> Record: ...
+
+    def record(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        payload: bytes,
+        *,
+        determinism: Determinism | str,
+        **options: Unpack[RecordOptions],
+    ) -> Result: ...
+
+    def ingest(
+        self,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        text: str,
+        *,
+        is_error: bool = False,
+        determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+    ) -> Result: ...
+
+    def shown(self, text: str) -> str | None: ...
+
+    def outcome(self, id: str) -> Outcome | None: ...
+
 
 MIN_EVICT_TOKENS = 30  # a result smaller than this stays: its stub would save too little
 MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
@@ -239,8 +281,6 @@ def _compact(
 
 
 def _check(kit: Any, keep_last: Any, budget: Any, trigger_tokens: Any, target_tokens: Any) -> None:
-    from ._toolkit import Toolkit
-
     if not isinstance(kit, Toolkit):
         raise ArgumentError(
             f"compact needs kit=ad.Toolkit(store), got {type(kit).__name__}: "

@@ -60,6 +60,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters",
         "adapters._base",
         "adapters._git",
+        "adapters._hits",
         "adapters._html",
         "adapters._http",
         "adapters._searchindex",
@@ -92,22 +93,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._bench.cli",
     ),
     "cli": ("addressable._cli", "addressable.__main__"),
-}
-
-# Upward edges in modules still being changed elsewhere. Each must still exist (the
-# last test fails once it is gone, so that it is taken off this list).
-WAITING: dict[tuple[str, str], str] = {
-    ("addressable._compaction", "addressable._toolkit"): (
-        "compaction types its `kit` as the Toolkit facade; it needs a Protocol of what "
-        "it uses (store, session, clock, record, get, ingest, outcome, shown)"
-    ),
-}
-
-# Cycles in modules still being changed elsewhere, each as the modules in it, sorted.
-WAITING_CYCLES: dict[tuple[str, ...], str] = {
-    ("adapters._searchindex", "adapters.search"): (
-        "the search index imports the search adapter's types, which imports the index"
-    ),
 }
 
 RANK = {module: rank for rank, layer in enumerate(LAYERS.values()) for module in layer}
@@ -211,23 +196,14 @@ def test_no_import_points_up() -> None:
         f"{source} ({LAYER_OF[source]}) imports {target} ({LAYER_OF[target]}), "
         f"{MODULES[source].relative_to(ROOT)}:{line}"
         for (source, target), line in sorted(_edges().items())
-        if RANK[target] > RANK[source] and (source, target) not in WAITING
+        if RANK[target] > RANK[source]
     ]
     assert not upward, "upward imports:\n" + "\n".join(upward)
 
 
 def test_no_cycles() -> None:
-    cycles = [c for c in _cycles(_edges()) if tuple(sorted(set(c))) not in WAITING_CYCLES]
+    cycles = _cycles(_edges())
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
-
-
-def test_waiting_edges_and_cycles_still_exist() -> None:
-    edges = _edges()
-    fixed = [f"{s} -> {t}" for s, t in WAITING if (s, t) not in edges]
-    assert not fixed, f"no longer imported: take them off WAITING: {fixed}"
-    cycles = {tuple(sorted(set(c))) for c in _cycles(edges)}
-    gone = [" <-> ".join(c) for c in WAITING_CYCLES if c not in cycles]
-    assert not gone, f"no longer a cycle: take them off WAITING_CYCLES: {gone}"
 
 
 def test_the_check_finds_an_upward_edge_and_a_cycle() -> None:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .. import Toolkit, open_store
-from .._tokens import Tokenizer, using_tokenizer
+from .. import Tokenizer, Toolkit, open_store, using_tokenizer
 from ._report import BenchReport, SessionReport, markdown, plot
 from ._sessions import BadLine, Session, read_sessions
 from ._simulate import (

@@ -65,6 +65,7 @@ from .. import (
     Finding,
     OpenItem,
     StateDocument,
+    Tokenizer,
     ToolCall,
     Toolkit,
     ToolResult,
@@ -75,8 +76,8 @@ from .. import (
     message_tokens,
     parse_messages,
     set_result_text,
+    using_tokenizer,
 )
-from .._tokens import Tokenizer, using_tokenizer
 from ._sessions import Session
 
 STRATEGIES = ("none", "clear", "window", "addressable", "addressable+state", "oracle")

@@ -371,3 +371,46 @@ class DeadlineTransport(httpx.HTTPTransport):
             retries=retries,
             network_backend=_Backend(),
         )
+
+
+class Clients:
+    """The clients an adapter sends through: the ones it was given, else its own, made
+    when first needed with `timeout` (the sync one on the deadline transport). Given only
+    a sync client, async calls use that one too (in a thread), never one of the adapter's
+    own that would bypass its transport, proxy or mock. `close`/`aclose` close only the
+    clients made here, never the ones given."""
+
+    def __init__(
+        self, client: SyncClient | None, async_client: AsyncClient | None, timeout: float
+    ) -> None:
+        self._client = client
+        self._async_client = async_client
+        self.timeout = timeout
+        self.sync_only = client is not None and async_client is None
+        self._own: list[httpx.Client | httpx.AsyncClient] = []
+
+    def sync(self) -> SyncClient:
+        if self._client is None:
+            own = httpx.Client(timeout=self.timeout, transport=DeadlineTransport())
+            self._own.append(own)
+            self._client = own
+        return self._client
+
+    def asynchronous(self) -> AsyncClient:
+        if self._async_client is None:
+            own = httpx.AsyncClient(timeout=self.timeout)  # retries: 0, httpx's default
+            self._own.append(own)
+            self._async_client = own
+        return self._async_client
+
+    def close(self) -> None:
+        for client in self._own:
+            if isinstance(client, httpx.Client):
+                client.close()
+
+    async def aclose(self) -> None:
+        for client in self._own:
+            if isinstance(client, httpx.AsyncClient):
+                await client.aclose()
+            else:
+                client.close()

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict
 
 import addressable as ad
@@ -39,7 +38,7 @@ from ._http import (
     DEFAULT_DEADLINE,
     HTTP_ERRORS,
     AsyncClient,
-    DeadlineTransport,
+    Clients,
     Exchange,
     SyncClient,
     check_deadline,
@@ -138,12 +137,7 @@ class Api(Adapter):
         super().__init__(kit, name)
         self.identities = {i.name: i for i in identities}
         self.scope = scope or Scope(origins=())  # by default nothing is allowed
-        self._client = client
-        self._async_client = async_client
-        # Only a sync client given: async calls use it too (in a thread), never one of
-        # the adapter's own that would bypass its transport, proxy or mock.
-        self._sync_only = client is not None and async_client is None
-        self._own_clients: list[httpx.Client | httpx.AsyncClient] = []
+        self._clients = Clients(client, async_client, timeout)
         self.timeout = timeout
         self.deadline = deadline
         self.allow_secrets = frozenset(allow_secrets)
@@ -159,7 +153,7 @@ class Api(Adapter):
     async def aget(self, url: str, *, identity: str, action: Action = "read") -> ad.Result:
         """The async twin of `get`: through the async client given (or one of the
         adapter's own); with only a sync client given, through that one, in a thread."""
-        if self._sync_only:
+        if self._clients.sync_only:
             return await asyncio.to_thread(self.get, url, identity=identity, action=action)
         return await self._aget(url, identity, action, self.allow_secrets)
 
@@ -280,7 +274,7 @@ class Api(Adapter):
         depends_on: Sequence[str] = (),
     ) -> ad.Result:
         """The async twin of `write`."""
-        if self._sync_only:
+        if self._clients.sync_only:
             return await asyncio.to_thread(
                 self.write,
                 method,
@@ -380,7 +374,7 @@ class Api(Adapter):
 
     def _send(self, call: _Call) -> _Sent:
         """Send `call` through the sync client; a failure is returned, not raised."""
-        client = self._sync_client()
+        client = self._clients.sync()
         exchange = self._exchange(call, client.follow_redirects)
         request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
         body = bytearray()
@@ -392,7 +386,7 @@ class Api(Adapter):
 
     async def _asend(self, call: _Call) -> _Sent:
         """`_send` through the async client."""
-        client = self._aclient()
+        client = self._clients.asynchronous()
         exchange = self._exchange(call, client.follow_redirects)
         request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
         body = bytearray()
@@ -402,34 +396,13 @@ class Api(Adapter):
             return _Sent(exchange, error=exc)
         return _Sent(exchange, response, bytes(body))
 
-    def _sync_client(self) -> SyncClient:
-        if self._client is None:
-            # No retries: a write is sent once, whatever happens to it.
-            own = httpx.Client(timeout=self.timeout, transport=DeadlineTransport(retries=0))
-            self._own_clients.append(own)
-            self._client = own
-        return self._client
-
-    def _aclient(self) -> AsyncClient:
-        if self._async_client is None:
-            own = httpx.AsyncClient(timeout=self.timeout)  # retries: 0, httpx's default
-            self._own_clients.append(own)
-            self._async_client = own
-        return self._async_client
-
     def close(self) -> None:
         """Close the sync client this adapter made (not one it was given)."""
-        for client in self._own_clients:
-            if isinstance(client, httpx.Client):
-                client.close()
+        self._clients.close()
 
     async def aclose(self) -> None:
         """Close every client this adapter made (not ones it was given)."""
-        for client in self._own_clients:
-            if isinstance(client, httpx.AsyncClient):
-                await client.aclose()
-            else:
-                client.close()
+        await self._clients.aclose()
 
     def _action(
         self,
@@ -465,7 +438,7 @@ class Api(Adapter):
 
     async def averify(self, action_id: str, *, identity: str, read: str | None = None) -> ad.Result:
         """The async twin of `verify`."""
-        if self._sync_only:
+        if self._clients.sync_only:
             return await asyncio.to_thread(self.verify, action_id, identity=identity, read=read)
         return await self._averify(action_id, identity, read, self.allow_secrets)
 
@@ -545,7 +518,7 @@ class Api(Adapter):
         """A model's call from async code (`kit.ahandle`): through the async client given
         (or one of the adapter's own); with only a sync client given, through that one,
         in a thread."""
-        if self._sync_only:
+        if self._clients.sync_only:
             return await asyncio.to_thread(self.handle, arguments)
         method, identity = _model_call(arguments)
         if method == "VERIFY":

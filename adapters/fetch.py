@@ -7,8 +7,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
-import httpx
-
 import addressable as ad
 
 from ._base import Adapter, Identity, schema
@@ -17,7 +15,7 @@ from ._http import (
     DEFAULT_DEADLINE,
     HTTP_ERRORS,
     AsyncClient,
-    DeadlineTransport,
+    Clients,
     Exchange,
     SyncClient,
     check_deadline,
@@ -90,12 +88,7 @@ class Fetch(Adapter):
     ) -> None:
         deadline = check_deadline(deadline)  # before registering: a bad one is refused
         super().__init__(kit, name)
-        self._client = client
-        self._async_client = async_client
-        # Only a sync client given: async calls use it too (in a thread), never one of
-        # the adapter's own that would bypass its transport, proxy or mock.
-        self._sync_only = client is not None and async_client is None
-        self._own_clients: list[httpx.Client | httpx.AsyncClient] = []
+        self._clients = Clients(client, async_client, timeout)
         self.identities = {i.name: i for i in identities}
         self.max_bytes = max_bytes
         self.timeout = timeout
@@ -123,7 +116,7 @@ class Fetch(Adapter):
         """A model's call from async code (`kit.ahandle`): through the async client given
         (or one of the adapter's own); with only a sync client given, through that one,
         in a thread."""
-        if self._sync_only:
+        if self._clients.sync_only:
             return await asyncio.to_thread(self.handle, arguments)
         result = await self._aget(arguments["url"], arguments.get("identity"), {}, None)
         return self.render(result)
@@ -135,7 +128,7 @@ class Fetch(Adapter):
         extra: Mapping[str, str],
         allowed: Collection[str] | None,
     ) -> ad.Result:
-        client = self._aclient()
+        client = self._clients.asynchronous()
         exchange, request, url = self._prepare(client, url, identity, extra, allowed)
         body = bytearray()
         try:
@@ -167,7 +160,7 @@ class Fetch(Adapter):
         extra: Mapping[str, str],
         allowed: Collection[str] | None,
     ) -> ad.Result:
-        client = self._sync_client()
+        client = self._clients.sync()
         exchange, request, url = self._prepare(client, url, identity, extra, allowed)
         body = bytearray()
         try:
@@ -297,30 +290,10 @@ class Fetch(Adapter):
         ]
         return found[-1] if found else None
 
-    def _sync_client(self) -> SyncClient:
-        if self._client is None:
-            own = httpx.Client(timeout=self.timeout, transport=DeadlineTransport())
-            self._own_clients.append(own)
-            self._client = own
-        return self._client
-
-    def _aclient(self) -> AsyncClient:
-        if self._async_client is None:
-            own = httpx.AsyncClient(timeout=self.timeout)
-            self._own_clients.append(own)
-            self._async_client = own
-        return self._async_client
-
     def close(self) -> None:
         """Close the sync client this adapter made (not one it was given)."""
-        for client in self._own_clients:
-            if isinstance(client, httpx.Client):
-                client.close()
+        self._clients.close()
 
     async def aclose(self) -> None:
         """Close every client this adapter made (not ones it was given)."""
-        for client in self._own_clients:
-            if isinstance(client, httpx.AsyncClient):
-                await client.aclose()
-            else:
-                client.close()
+        await self._clients.aclose()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,33 +36,48 @@ class Adapter:
         args: dict[str, Any],
         change: Callable[[], tuple[str, dict[str, Any] | None]],
         refused: tuple[type[BaseException], ...],
+        written: Sequence[str] = (),
     ) -> ad.Result:
         """Carry out a change that either happens whole or not at all, and record it as
         an Action: `completed` with the summary and artifact `change` returns, or, when
         it raises one of `refused` (nothing was changed), `not_applied` and re-raised; when
         it raises anything else (it may have changed part of the world), `unknown` and
-        re-raised. Arguments that cannot be recorded are refused before `change` runs."""
+        re-raised. Arguments that cannot be recorded are refused before `change` runs.
+        `written` names the arguments that carry written content (reported to the state
+        document, which leaves them out of the operation)."""
         ad.ids.canonical_args(args)  # ArgumentError, naming the argument, before any change
+        reported: dict[str, Any] = {ad.Report.WRITTEN: list(written)} if written else {}
         try:
             summary, artifact = change()
         except refused as exc:
             self.kit.record_failure(
-                self.name, args, exc, determinism="side_effect", outcome=ad.Outcome.NOT_APPLIED
+                self.name,
+                args,
+                exc,
+                determinism="side_effect",
+                outcome=ad.Outcome.NOT_APPLIED,
+                meta=reported,
             )
             raise
         except Exception as exc:
             self.kit.record_failure(
-                self.name, args, exc, determinism="side_effect", outcome=ad.Outcome.UNKNOWN
+                self.name,
+                args,
+                exc,
+                determinism="side_effect",
+                outcome=ad.Outcome.UNKNOWN,
+                meta=reported,
             )
             raise
-        meta: dict[str, Any] = {"artifact": artifact} if artifact else {}
+        if artifact:
+            reported[ad.Report.ARTIFACT] = artifact
         return self.kit.record(
             self.name,
             args,
             summary.encode(),
             determinism="side_effect",
             outcome=ad.Outcome.COMPLETED,
-            meta=meta,
+            meta=reported,
         )
 
 

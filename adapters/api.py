@@ -334,7 +334,7 @@ class Api(Adapter):
             args={"method": method, "url": url, "identity": identity, "body": body},
             key=key,
             body=body,
-            meta={"marker": marker, "marker_field": marker_field},
+            meta={"marker": marker, "marker_field": marker_field, ad.Report.WRITTEN: ["body"]},
         )
 
     def _write_result(self, call: _Call, sent: _Sent) -> ad.Result:
@@ -490,7 +490,7 @@ class Api(Adapter):
             text.encode(),
             determinism="nondeterministic",
             outcome=outcome,
-            meta={"verifies": action.id, "read": read_id},
+            meta={ad.Report.VERIFIES: action.id, "read": read_id},
         )
 
     def outcome(self, action_id: str) -> ad.Outcome | None:

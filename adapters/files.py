@@ -116,7 +116,7 @@ class Files(Adapter):
                 {"path": relative, "rev": rev},
             )
 
-        return self.act(args, change, (OSError,))
+        return self.act(args, change, (OSError,), written=("content",))
 
     def handle(self, arguments: dict[str, Any]) -> str:
         command = arguments.get("command", "read")

@@ -80,7 +80,8 @@ class Memory(Adapter):
             raise MemoryCommandError(f"unknown memory command {command!r}")
         args = {k: v for k, v in arguments.items() if v is not None}
         change = getattr(self, f"_{command}")
-        return self.act(args, lambda: change(arguments), (MemoryCommandError, OSError, KeyError))
+        refused = (MemoryCommandError, OSError, KeyError)
+        return self.act(args, lambda: change(arguments), refused, written=("file_text",))
 
     # -- commands --------------------------------------------------------------------------
 

@@ -126,7 +126,11 @@ class Search(Adapter):
             args,
             exc,
             determinism="nondeterministic",
-            meta={"query": args["query"], "backend": self.backend.name},
+            meta={
+                "query": args["query"],
+                "backend": self.backend.name,
+                ad.Report.QUERY: f"{args['query']} ({self.backend.name})",
+            },
         )
 
     def _record(self, args: dict[str, Any], hits: list[Hit]) -> ad.Result:
@@ -142,7 +146,12 @@ class Search(Adapter):
             ad.ids.canonical_json(payload),
             determinism="nondeterministic",
             media_type="application/json",
-            meta={"query": query, "backend": self.backend.name, "hits": len(hits)},
+            meta={
+                "query": query,
+                "backend": self.backend.name,
+                "hits": len(hits),
+                ad.Report.QUERY: f"{query} ({self.backend.name})",
+            },
         )
         for rank, hit in enumerate(hits, start=1):
             self.kit.record(

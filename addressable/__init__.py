@@ -43,6 +43,7 @@ from ._models import Claim, Determinism, Observation, Outcome, Record, Reference
 from ._modeltools import ModelTool, definition
 from ._payload import payload_text
 from ._replaytool import handle_content
+from ._reports import Report
 from ._secrets import Secrets
 from ._spec import ToolSpec
 from ._state import (
@@ -130,6 +131,7 @@ __all__ = [
     "Recovery",
     "RedisStore",
     "Reference",
+    "Report",
     "Result",
     "Revalidation",
     "ScopeError",

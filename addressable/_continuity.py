@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from ._errors import AddressableError, NotFound, NotReplayable
 from ._evict import evict
 from ._models import Determinism, Outcome, Record, Result, aware
+from ._reports import Report
 from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
 
 if TYPE_CHECKING:
@@ -65,10 +66,10 @@ def harness_state(
     actions with their outcome now, the newest observations), merged under `document`
     so that a model that wrote it cannot drop any of them."""
     records = list(kit.store.records(session=kit.session))
-    queries = [_query(r) for r in records if r.tool == "search" and "query" in r.args]
+    queries = [q for r in records if isinstance(q := r.meta.get(Report.QUERY), str)]
     artifacts = {}
     for r in records:
-        artifact = r.meta.get("artifact")
+        artifact = r.meta.get(Report.ARTIFACT)
         if isinstance(artifact, dict) and "path" in artifact:
             artifacts[str(artifact["path"])] = Artifact(
                 path=str(artifact["path"]), rev=str(artifact.get("rev", ""))
@@ -110,13 +111,10 @@ def harness_state(
     return merged
 
 
-def _query(record: Record) -> str:
-    backend = record.args.get("backend")
-    return f"{record.args['query']} ({backend})" if backend else str(record.args["query"])
-
-
 def _operation(record: Record) -> str:
-    args = {k: v for k, v in record.args.items() if k not in ("body", "content", "file_text")}
+    written = record.meta.get(Report.WRITTEN)
+    left_out = set(written) if isinstance(written, list) else set()
+    args = {k: v for k, v in record.args.items() if k not in left_out}
     return f"{record.tool} {json.dumps(args, ensure_ascii=False, sort_keys=True)}"
 
 

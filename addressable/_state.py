@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import AddressableError
 from ._models import Outcome
+from ._reports import Report
 from ._stores import Store
 from .ids import ID_LENGTH
 
@@ -295,6 +296,6 @@ def outcome_in(store: Store, action_id: str) -> Outcome | None:
     checks = [
         r
         for r in store.records(refers_to=record.id)
-        if r.meta.get("verifies") == record.id and r.outcome is not None
+        if r.meta.get(Report.VERIFIES) == record.id and r.outcome is not None
     ]
     return checks[-1].outcome if checks else record.outcome

@@ -35,6 +35,7 @@ from urllib.parse import urljoin
 
 from ._models import Record, Status
 from ._payload import decode_text
+from ._reports import Report
 from ._tokens import count_tokens
 
 DEFAULT_BUDGET = 120  # tokens a whole stub may take, at most
@@ -160,7 +161,9 @@ class DefaultSummarizer:
         page = _looks_like_html(record.media_type, text)
         share = round(size * (PAGE_SHARE if page else STUB_SHARE))
         ok = record.status is not Status.ERROR
-        if ok and record.tool == "search" and isinstance(data, dict) and "hits" in data:
+        # A search: its adapter reports the query it ran, or the result says so itself.
+        hits = isinstance(data, dict) and "hits" in data
+        if ok and hits and (Report.QUERY in record.meta or "query" in data):
             # Its query and first URLs, and a share of the result for titles and more hits.
             return _search(data, min(budget, search_floor(data) + share))
         # A document's ids are what its stub carries: the rest gets no floor of room.

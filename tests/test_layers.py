@@ -19,6 +19,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._exitcodes",
         "addressable._models",
         "addressable._payload",
+        "addressable._reports",
         "addressable._secrets",
         "addressable._tokens",
     ),

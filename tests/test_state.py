@@ -313,3 +313,28 @@ def test_stale_by_age_and_the_warn_policy(kit: ad.Toolkit, clock: FakeClock) -> 
     claim = kit.record("search", {"q": "x"}, b"hits", determinism="nondeterministic")
     report = kit.revalidate([claim.id])
     assert report.stale == [claim.id] and claim.id in kit.stale_ids
+
+
+def test_what_any_tool_reports_reaches_the_state_document(kit: ad.Toolkit) -> None:
+    # The state document knows no tool family: a tool of the user's own reports a query
+    # it ran and an artifact it wrote through `ad.Report`, as the adapters do.
+    kit.record(
+        "lookup",
+        {"q": "heapq"},
+        b"3 rows",
+        determinism="nondeterministic",
+        meta={ad.Report.QUERY: "heapq (catalogue)"},
+    )
+    kit.record(
+        "save",
+        {"path": "notes.md", "text": "long text"},
+        b"saved",
+        determinism="side_effect",
+        outcome=ad.Outcome.COMPLETED,
+        meta={ad.Report.ARTIFACT: {"path": "notes.md", "rev": "1"}, ad.Report.WRITTEN: ["text"]},
+    )
+    merged = kit.state(task=TASK)
+    assert merged.queries_run == ["heapq (catalogue)"]
+    assert [(a.path, a.rev) for a in merged.artifacts] == [("notes.md", "1")]
+    (action,) = merged.actions
+    assert "notes.md" in action.operation and "long text" not in action.operation

@@ -1,0 +1,22 @@
+"""What adapters report for the state document, through one declared interface.
+
+A tool call's record carries, in `Record.meta`, what the state document needs to know of
+it, under these keys: the library below the adapters reads them and never needs to know
+which tool family made the record.
+"""
+
+from __future__ import annotations
+
+
+class Report:
+    """The keys of `Record.meta` through which an adapter reports what a call did."""
+
+    # str: a query this call ran, as the state document lists it ("text (backend)")
+    QUERY = "query_run"
+    # {"path": str, "rev": str}: what a change wrote, at which revision
+    ARTIFACT = "artifact"
+    # str: the id of the Action this read verifies
+    VERIFIES = "verifies"
+    # [str]: the arguments that carry written content (a file's text, a request's body),
+    # left out where an Action's operation is summarised
+    WRITTEN = "written"

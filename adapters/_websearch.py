@@ -11,28 +11,23 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
-
 import addressable as ad
 
 from ._hits import Hit
-from ._http import AsyncClient, SyncClient
+from ._http import AsyncClient, Clients, SyncClient
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 
 
 class _Remote:
-    """The clients of a remote backend, made only when needed and not given."""
+    """A remote backend: its clients given, else made only when needed (`Clients`)."""
 
     name: str
 
     def __init__(
         self, client: SyncClient | None, async_client: AsyncClient | None, timeout: float
     ) -> None:
-        self._client = client
-        self._async_client = async_client
-        self._sync_only = client is not None and async_client is None
-        self.timeout = timeout
+        self._clients = Clients(client, async_client, timeout)
 
     def _request(self, client: SyncClient | AsyncClient, query: str, limit: int) -> Any:
         raise NotImplementedError
@@ -41,19 +36,16 @@ class _Remote:
         raise NotImplementedError
 
     def search(self, query: str, limit: int) -> list[Hit]:
-        if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout)
-        response = self._client.send(self._request(self._client, query, limit))
+        client = self._clients.sync()
+        response = client.send(self._request(client, query, limit))
         response.raise_for_status()
         return self._hits(response.json(), limit)
 
     async def asearch(self, query: str, limit: int) -> list[Hit]:
         """`search` from async code, through the async client."""
-        if self._sync_only:
+        if self._clients.sync_only:
             return await asyncio.to_thread(self.search, query, limit)
-        if self._async_client is None:
-            self._async_client = httpx.AsyncClient(timeout=self.timeout)
-        client = self._async_client
+        client = self._clients.asynchronous()
         response = await client.send(self._request(client, query, limit))
         response.raise_for_status()
         return self._hits(response.json(), limit)

@@ -94,17 +94,10 @@ class Recorder:
         except StoreError:
             raise
         except Exception as exc:
-            if determinism == Determinism.SIDE_EFFECT:
-                # An action has happened: it is recorded, as an error, whatever it was given.
-                what = "the arguments or options"
-                raise self.write_unstored(
-                    tool, args, payload, determinism, options, exc, what
-                ) from exc
-            if isinstance(exc, UnicodeError):
-                raise ArgumentError(
-                    f"{tool!r}: a field cannot be stored: {_describe(exc)}"
-                ) from exc
-            raise
+            error = self._unstorable(tool, args, payload, determinism, options, exc)
+            if error is exc:
+                raise
+            raise error from exc
 
     def record_failure(
         self,
@@ -122,16 +115,29 @@ class Recorder:
         except StoreError:
             raise
         except Exception as failed:
-            if determinism == Determinism.SIDE_EFFECT:
-                what = "the arguments or options"
-                raise self.write_unstored(
-                    tool, args, None, determinism, options, failed, what
-                ) from failed
-            if isinstance(failed, UnicodeError):
-                raise ArgumentError(
-                    f"{tool!r}: a field cannot be stored: {_describe(failed)}"
-                ) from failed
-            raise
+            error = self._unstorable(tool, args, None, determinism, options, failed)
+            if error is failed:
+                raise
+            raise error from failed
+
+    def _unstorable(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        payload: bytes | None,
+        determinism: Determinism | str,
+        options: RecordOptions,
+        exc: Exception,
+    ) -> Exception:
+        """What to raise when a call's fields cannot be stored: for an action (it has
+        happened) the error naming the record made of it anyway; for a field that cannot
+        be encoded, an `ArgumentError`; else `exc` itself."""
+        if determinism == Determinism.SIDE_EFFECT:
+            what = "the arguments or options"
+            return self.write_unstored(tool, args, payload, determinism, options, exc, what)
+        if isinstance(exc, UnicodeError):
+            return ArgumentError(f"{tool!r}: a field cannot be stored: {_describe(exc)}")
+        return exc
 
     def write_failure(
         self,

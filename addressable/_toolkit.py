@@ -1,8 +1,8 @@
 """The Toolkit: wraps an agent's tools so every call is recorded and addressable.
 
 A facade: recording (`Recorder`, `Calls`), the model's tools (`ToolRegistry`) and
-the continuity features (`Continuity`) each live in their own class; `Toolkit`
-composes them and is the one object users hold.
+the continuity features (`Continuity`, offered through `ContinuityFacade`) each live
+in their own class; `Toolkit` composes them and is the one object users hold.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import inspect
 import os
 import sys
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
@@ -22,15 +22,15 @@ if TYPE_CHECKING:
     from openai.types.responses import FunctionToolParam as ResponsesToolParam
 
 from ._calls import Calls, Rerun
-from ._continuity import Continuity, Recovery, Revalidation, StalePolicy
-from ._models import Determinism, Outcome, Record, Result
+from ._continuity import Continuity, StalePolicy
+from ._kitcontinuity import ContinuityFacade
+from ._models import Determinism, Record, Result
 from ._modeltools import FunctionTool, ModelTool
 from ._recorder import Clock, Recorder, RecordOptions, checked_time, utc_now
 from ._registry import ToolRegistry
 from ._replaytool import ReplayTool
 from ._secrets import Secrets
 from ._spec import KeyFn, ToolSpec
-from ._state import StateDocument, Task
 from ._stores import Store, open_store
 
 __all__ = ["Clock", "RecordOptions", "Toolkit", "utc_now"]
@@ -38,13 +38,12 @@ __all__ = ["Clock", "RecordOptions", "Toolkit", "utc_now"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Toolkit:
+class Toolkit(ContinuityFacade):
     """Records every call of the tools it wraps in a store, and replays them by id.
 
-    `session` groups the calls of one agent run (a fresh name is made when none is
-    given). `clock` and `nonce` can be injected for deterministic tests; a clock must
-    return timezone-aware datetimes: it is called once here, and a naive time, here or
-    later, is refused with `ArgumentError` naming it. `stale_policy` says whether an
+    `session` groups the calls of one agent run (a fresh name when none is given).
+    `clock` and `nonce` can be injected for deterministic tests; a clock's times must be
+    timezone-aware (a naive one raises `ArgumentError`). `stale_policy` says whether an
     action on stale facts is refused (the default) or only warned of.
     """
 
@@ -101,18 +100,6 @@ class Toolkit:
     def secrets(self) -> Secrets:
         return self._recorder.secrets
 
-    @property
-    def stale_ids(self) -> set[str]:
-        return self._continuity.stale_ids
-
-    @property
-    def stale_policy(self) -> StalePolicy:
-        return self._continuity.stale_policy
-
-    @stale_policy.setter
-    def stale_policy(self, policy: StalePolicy) -> None:
-        self._continuity.stale_policy = policy
-
     # -- wrapping --------------------------------------------------------------------
 
     @overload
@@ -149,20 +136,14 @@ class Toolkit:
         gives the addressable key (a URL, `path@rev`, ...). Return values may be str,
         bytes or JSON-serialisable; `media_type` overrides the one inferred.
 
-        The arguments (JSON, UTF-8 text) and the key (a str or None, UTF-8 text) are
-        checked before the function runs: a bad one raises `ArgumentError` and the
-        function never runs. A return value that cannot be stored (not JSON, NaN, a lone
-        surrogate) is recorded as an error, an action's outcome `unknown`, and then
-        raises `ArgumentError` naming the record: a call that ran is never unrecorded.
-
-        The tool's JSON Schema is pydantic's, from the annotations (enums, models,
-        `Annotated[..., Field(description=...)]`, defaults) and the docstring's `Args:`.
-        Arguments are validated before the function runs: a model's strictly, as JSON
-        (`kit.handle`: a string where an int is wanted is refused); a Python call's as
-        `pydantic.validate_call` does (lax: "7" becomes 7, a dict a model). A value that
-        does not fit raises `ArgumentError` naming it. The function gets the validated
-        values, and the record the same values as JSON (an enum by its value, a model
-        as an object), so the same call gets the same id however it was spelt.
+        The JSON Schema is pydantic's, from the annotations and the docstring's `Args:`.
+        Arguments are validated before the function runs (a model's strictly, as JSON; a
+        Python call's as `pydantic.validate_call` does); one that does not fit, or a key
+        that is not text, raises `ArgumentError` and the function never runs. The record
+        holds the validated values as JSON, so the same call gets the same id however it
+        was spelt. A return value that cannot be stored is recorded as an error (an
+        action's outcome `unknown`), then raises `ArgumentError`: a call that ran is never
+        unrecorded.
         """
         # Where the tool is defined: its annotations may name classes local to it.
         caller = sys._getframe(1)
@@ -197,15 +178,10 @@ class Toolkit:
         determinism: Determinism | str,
         **options: Unpack[RecordOptions],
     ) -> Result:
-        """Store one observation of a tool call and return it as a `Result`.
-
-        The low-level entry for adapters that build the payload themselves: `payload`
-        is the exact bytes, `args` must be JSON (they are part of the id). `options`
-        are the `RecordOptions`: key, media_type, status, error, outcome,
-        idempotency_key, max_age and meta. An action (the change has happened) whose
-        fields cannot be stored is still recorded, with them written as text, status
-        error and outcome `unknown`; then `ArgumentError` names that record.
-        """
+        """Store one observation of a tool call and return it as a `Result`: the entry
+        for adapters that build the payload themselves (`payload` the exact bytes, `args`
+        JSON, `options` the `RecordOptions`). An action whose fields cannot be stored is
+        still recorded, outcome `unknown`; then `ArgumentError` names that record."""
         return self._recorder.record(tool, args, payload, determinism=determinism, **options)
 
     def record_failure(
@@ -231,11 +207,9 @@ class Toolkit:
         is_error: bool = False,
         determinism: Determinism | str = Determinism.NONDETERMINISTIC,
     ) -> Result:
-        """Store a tool result this kit did not make (as found in a message list),
-        keyed by its tool-call id, so that it too can be evicted and replayed. Where it
-        came from is unknown, so it is a Claim unless `determinism` says otherwise.
-        Ingesting the same result again (a list compacted twice) finds the first record
-        and adds no observation: the result was not seen again, only read again."""
+        """Store a tool result this kit did not make (as found in a message list), keyed
+        by its tool-call id, so that it too can be evicted and replayed: a Claim unless
+        `determinism` says otherwise. Ingested again, it adds no observation."""
         return self._recorder.ingest(
             call_id, tool, arguments, text, is_error=is_error, determinism=determinism
         )
@@ -247,14 +221,10 @@ class Toolkit:
         return self._recorder.get(id)
 
     def replay(self, id: str, *, verify: bool = False) -> Result:
-        """The exact stored result for an id or unique prefix.
-
-        With `verify=True` a deterministic call is run again (a wrapped function through
-        its wrapper; an adapter its own way, such as a conditional GET): the new
-        observation is recorded (a re-run that raises is recorded and re-raised) and the
-        result says whether it `changed`. Nondeterministic calls and actions are refused
-        with `NotReplayable`.
-        """
+        """The exact stored result for an id or unique prefix. With `verify=True` a
+        deterministic call is run again, the new observation recorded and the result
+        saying whether it `changed`; nondeterministic calls and actions raise
+        `NotReplayable`."""
         return self._calls.replay(id, verify=verify)
 
     async def areplay(self, id: str, *, verify: bool = False) -> Result:
@@ -292,18 +262,14 @@ class Toolkit:
         return self._registry.tools(format)
 
     def handle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
-        """Run a model's tool call and return the text for its tool result.
-
-        `arguments` may be the JSON string the OpenAI APIs give. Nothing raises: an
-        unknown tool, arguments that do not fit, or a tool that fails come back as a
-        short `error: ...` text the model can act on.
-        """
+        """Run a model's tool call and return the text for its tool result. `arguments`
+        may be the JSON string the OpenAI APIs give. Nothing raises: an unknown tool, bad
+        arguments or a failing tool come back as a short `error: ...` text."""
         return self._registry.handle(name, arguments)
 
     async def ahandle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
         """`handle` from async code: a tool with an async `ahandle` of its own (async
-        functions, adapters such as Fetch, which then use their async client) is awaited;
-        the others run in a thread."""
+        functions, adapters such as Fetch) is awaited; the others run in a thread."""
         return await self._registry.ahandle(name, arguments)
 
     def shown(self, text: str) -> str | None:
@@ -319,41 +285,3 @@ class Toolkit:
         """The text the model is shown for a result: its tool's own rendering (a page's
         readable text, a search's hit list), else the payload as text."""
         return self._registry.render(result)
-
-    # -- continuity: the state document, checkpoints, staleness ------------------------
-
-    def outcome(self, id: str) -> Outcome | None:
-        """What is known now of an Action's effect: the outcome of its latest
-        verification (a record whose `meta.verifies` names it), else its own."""
-        return self._continuity.outcome(id)
-
-    def state(self, *, task: Task, document: StateDocument | None = None) -> StateDocument:
-        """A state document pre-filled with what the session's records say exactly
-        (queries run, artifacts, actions and their outcome, the newest observations),
-        merged under `document` when a model wrote one, so that it cannot drop them."""
-        return self._continuity.state(task, document)
-
-    def checkpoint(self, document: StateDocument) -> Result:
-        """Save the document and pin what it refers to."""
-        return self._continuity.checkpoint(document)
-
-    def recover(self, session: str | None = None) -> Recovery:
-        """Restore the newest checkpoint; what it refers to is stale until re-read."""
-        return self._continuity.recover(session)
-
-    def revalidate(self, ids: Iterable[str]) -> Revalidation:
-        """Re-read the deterministic facts among `ids`; mark the rest stale."""
-        return self._continuity.revalidate(ids)
-
-    def require_fresh(self, ids: Iterable[str]) -> None:
-        """Before an action: raise `Stale` (or warn, by `stale_policy`) if any fact it
-        depends on is marked stale or older than its max age."""
-        self._continuity.require_fresh(ids)
-
-    def mark_stale(self, ids: Iterable[str]) -> None:
-        """Mark facts stale: an action that depends on them waits until they are re-read."""
-        self._continuity.mark_stale(ids)
-
-    def unmark_stale(self, ids: Iterable[str]) -> None:
-        """Take the stale mark off facts that have been re-read."""
-        self._continuity.unmark_stale(ids)

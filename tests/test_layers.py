@@ -55,7 +55,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # the state document, its checks, continuity, staleness
     "state": ("addressable._state", "addressable._continuity", "addressable._stateprompt"),
     # `Toolkit` and the package's public names
-    "facade": ("addressable", "addressable._toolkit"),
+    "facade": ("addressable", "addressable._kitcontinuity", "addressable._toolkit"),
     # tool families, SDK integrations and the MCP proxy: users of the facade
     "adapters": (
         "adapters",

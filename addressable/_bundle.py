@@ -4,6 +4,9 @@ A bundle is JSON lines, each line canonical JSON:
 
     {"format": "addressable-bundle", "version": 1}
     {"record": {...}, "observations": [...], "pinned": false}     one per record, by id
+        a pinned record's line adds its pin: "pinned": true, "pin": {"reason",
+        "sessions", "until"}; a line with "pinned": true and no "pin" (an older
+        bundle) is a user pin
     {"blob": "<blake3>", "data": "<base64>"}                     one per payload, by hash
     {"end": true, "records": N, "blobs": M}
 
@@ -27,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from ._errors import BundleError, NotFound
 from ._models import Observation, Record
 from ._stores import Store
+from ._stores._base import USER_PIN, Pin
 from ._stores._kv import one_line
 from .ids import ID_LENGTH, canonical_json, content_hash
 
@@ -51,17 +55,15 @@ def export_bundle(store: Store, out: IO[bytes]) -> BundleSummary:
     records = sorted(store.records(), key=lambda r: r.id)
     out.write(_line({"format": FORMAT, "version": VERSION}))
     for record in records:
-        out.write(
-            _line(
-                {
-                    "record": record.model_dump(mode="json"),
-                    "observations": [
-                        o.model_dump(mode="json") for o in store.observations(record.id)[1:]
-                    ],
-                    "pinned": store.is_pinned(record.id),
-                }
-            )
-        )
+        pin = store.pin_info(record.id)  # as held, ended or not: nothing depends on when
+        line: dict[str, Any] = {
+            "record": record.model_dump(mode="json"),
+            "observations": [o.model_dump(mode="json") for o in store.observations(record.id)[1:]],
+            "pinned": pin is not None,
+        }
+        if pin is not None:
+            line["pin"] = pin.model_dump(mode="json")
+        out.write(_line(line))
     by_hash = {r.content_hash: r for r in records}
     for digest in sorted(by_hash):
         data = store.read(by_hash[digest])
@@ -84,7 +86,9 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     form and uniqueness, its payload and its size can be checked.
 
     Records the store already has keep theirs and gain only the sightings they lack:
-    importing the same bundle twice adds nothing.
+    importing the same bundle twice adds nothing. Pins come back as they were exported
+    (a compaction's "stub" pin with its sessions and its end, a user pin until
+    unpinned), joined to a pin the store holds as `Store.pin` joins them.
     """
     path = Path(path)
     entries, hashes = _check(store, path)
@@ -104,8 +108,8 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
                 if (sighting.at, sighting.session) not in known:
                     store.add_observation(record.id, sighting)
                     known.add((sighting.at, sighting.session))
-            if entry.pinned:
-                store.pin(record.id)
+            if entry.pin is not None:
+                _restore(store, record.id, entry.pin)
     return BundleSummary(records=imported, blobs=len(hashes), skipped=skipped)
 
 
@@ -113,7 +117,7 @@ class _Entry(NamedTuple):
     number: int  # the line of the bundle it came from
     record: Record
     observations: list[Observation]
-    pinned: bool
+    pin: Pin | None
 
 
 def _check(store: Store, path: Path) -> tuple[dict[str, list[_Entry]], dict[str, int]]:
@@ -170,9 +174,6 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
     try:
         record = Record.model_validate(item["record"])
         observations = [Observation.model_validate(o) for o in item["observations"]]
-        pinned = item.get("pinned", False)
-        if not isinstance(pinned, bool):
-            raise TypeError(f"pinned is {pinned!r}, not true or false")
         record.model_dump_json()  # what a store writes: it must serialise
     except ValidationError as exc:
         raise BundleError(f"{where}: malformed record: {one_line(exc)}") from exc
@@ -183,9 +184,11 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
             f"{where}: the record cannot be stored (nested too deeply, or text that is not "
             f"Unicode): {_words(exc)}"
         ) from exc
+    pin = _pin(where, item)
     for name, when in [
         ("observed_at", record.observed_at),
         *(("an observation", o.at) for o in observations),
+        *([("the pin's until", pin.until)] if pin is not None and pin.until is not None else []),
     ]:
         if when.utcoffset() is None:
             raise BundleError(
@@ -223,7 +226,46 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
             f"{where}: the store already holds {record.id} for another call "
             f"({held.tool} {held.key or ''}); the bundle's record would not be the one replayed"
         )
-    return _Entry(number, record, observations, pinned)
+    return _Entry(number, record, observations, pin)
+
+
+def _pin(where: str, item: dict[str, Any]) -> Pin | None:
+    """The pin a record line gives: its "pin", or a user pin for a bare "pinned": true
+    (as bundles wrote before pins had reasons); None when it is not pinned. A pin the
+    store would refuse is a `BundleError`."""
+    pinned = item.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise BundleError(
+            f"{where}: malformed record: pinned is {_words(repr(pinned))}, not true or false"
+        )
+    given = item.get("pin")
+    if given is None:
+        return Pin() if pinned else None
+    try:
+        pin = Pin.model_validate(given)
+    except ValidationError as exc:
+        raise BundleError(f"{where}: malformed pin: {one_line(exc)}") from exc
+    if not pinned:
+        problem = "it gives a pin, but pinned is false"
+    elif not pin.reason.isidentifier():
+        problem = f"its reason must be a word, not {_words(repr(pin.reason))}"
+    elif pin.reason == USER_PIN and (pin.sessions or pin.until is not None):
+        problem = "a user pin lasts until unpinned: it has no sessions or until"
+    elif not all(pin.sessions):
+        problem = "its sessions must be named"
+    else:
+        return pin
+    raise BundleError(f"{where}: malformed pin: {problem}")
+
+
+def _restore(store: Store, record_id: str, pin: Pin) -> None:
+    """Pin the record as `pin` says: one pin per session, which `Store.pin` joins."""
+    if pin.reason == USER_PIN:
+        store.pin(record_id)
+        return
+    sessions: list[str | None] = [*pin.sessions] or [None]
+    for session in sessions:
+        store.pin(record_id, reason=pin.reason, session=session, until=pin.until)
 
 
 def _held(store: Store, record_id: str) -> Record | None:

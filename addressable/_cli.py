@@ -46,6 +46,7 @@ from ._exitcodes import (
 from ._models import Record, Status
 from ._payload import payload_text
 from ._stores import Store, open_store
+from ._tokens import DEFAULT_ENCODING, ENCODINGS
 from ._toolkit import Toolkit
 
 EPILOG = """\
@@ -227,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.set_defaults(run=None)
-    bench_arguments(p)
+    bench_arguments(p, encodings=ENCODINGS, default_encoding=DEFAULT_ENCODING)
 
     from ._mcp.cli import DESCRIPTION as MCP
     from ._mcp.cli import add_arguments as mcp_arguments
@@ -305,7 +306,7 @@ def _show(store: Store, args: argparse.Namespace, out: Console) -> int:
                 "record": record.model_dump(mode="json"),
                 "observations": [o.model_dump(mode="json") for o in observations],
                 "pinned": store.is_pinned(record.id),
-                **_content_json(payload, record.media_type),
+                **_head_json(payload, record.media_type),
             }
         )
         return EXIT_OK
@@ -670,6 +671,19 @@ def _content_json(payload: bytes, media_type: str) -> dict[str, Any]:
     if text is not None:
         return {"content": text}
     return {"content_base64": base64.b64encode(payload).decode("ascii")}
+
+
+def _head_json(payload: bytes, media_type: str) -> dict[str, Any]:
+    """What `show --json` carries of a payload: the head plain `show` prints of text (of
+    binary content, the first HEAD_BYTES bytes), its full size, and whether it was cut."""
+    text = payload_text(payload, media_type)
+    if text is None:
+        shown = {"content_base64": base64.b64encode(payload[:HEAD_BYTES]).decode("ascii")}
+        cut = len(payload) > HEAD_BYTES
+    else:
+        head = _head(text)
+        shown, cut = {"content": text if head is None else head}, head is not None
+    return {**shown, "payload_bytes": len(payload), "payload_truncated": cut}
 
 
 def _shorten(text: str, width: int) -> str:

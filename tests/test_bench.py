@@ -338,9 +338,11 @@ def test_recorded_sessions_give_the_same_figures_on_every_run() -> None:
         "window",
         "cache_read",
         "cache_write",
+        "encoding",
         "strategies",
         "per_session",
     }
+    assert data["encoding"] == "cl100k_base"
     assert set(data["strategies"]["none"]) == FIGURES
     assert set(data["per_session"][0]["strategies"]["oracle"]) == FIGURES
 

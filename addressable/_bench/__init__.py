@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .. import Tokenizer, Toolkit, open_store, using_tokenizer
+from .. import TokenCounter, Tokenizer, Toolkit, open_store, token_counter, using_tokenizer
 from ._report import BenchReport, SessionReport, markdown, plot
 from ._sessions import BadLine, Session, read_sessions
 from ._simulate import (
@@ -71,7 +71,9 @@ def bench(
     `_simulate`), so that every strategy's totals cover the same turns.
 
     `tokenizer` (any callable `str -> int`) makes every count, as in `compact`; without
-    it, `count_tokens` (cl100k_base) does."""
+    it, `count_tokens` (cl100k_base) does. The report's `encoding` names the encoding
+    counted in (a `token_counter(name)` counts in `name`), or is None for any other
+    tokenizer."""
     check_settings(
         trigger=trigger,
         keep=keep,
@@ -93,7 +95,16 @@ def bench(
             cache_write=cache_write,
             kits=kits,
             progress=progress,
+            encoding=_encoding_of(tokenizer),
         )
+
+
+def _encoding_of(tokenizer: Tokenizer | None) -> str | None:
+    """The encoding `tokenizer` counts in: the default one without a tokenizer, a token
+    counter's own; None for a tokenizer that names none."""
+    if tokenizer is None:
+        return token_counter().encoding
+    return tokenizer.encoding if isinstance(tokenizer, TokenCounter) else None
 
 
 def _bench(
@@ -108,6 +119,7 @@ def _bench(
     cache_write: float,
     kits: dict[str, Toolkit] | None,
     progress: Callable[[str, int], None] | None,
+    encoding: str | None,
 ) -> BenchReport:
     totals = {name: Figures() for name in STRATEGIES}
     reports: list[SessionReport] = []
@@ -157,6 +169,7 @@ def _bench(
         window=window,
         cache_read=cache_read,
         cache_write=cache_write,
+        encoding=encoding,
         strategies=totals,
         per_session=reports,
         errors=errors,

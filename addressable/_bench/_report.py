@@ -42,6 +42,7 @@ class BenchReport(BaseModel):
     window: int = DEFAULT_WINDOW
     cache_read: float = DEFAULT_CACHE_READ
     cache_write: float = DEFAULT_CACHE_WRITE
+    encoding: str | None  # the encoding tokens were counted in; None: a tokenizer's own
     strategies: dict[str, Figures]
     per_session: list[SessionReport]
     errors: list[BadLine] = []
@@ -67,7 +68,7 @@ def markdown(report: BenchReport) -> str:
         cells += [f"{figures.net / net_base:.3f}", f"{figures.cached / cached_base:.3f}"]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     plural = "s" if report.sessions != 1 else ""
-    counted = "exact cl100k" if tokens_exact() else "estimated (4 bytes a token)"
+    counted = _counted(report.encoding)
     caption = (
         f"{report.sessions} session{plural}, trigger {report.trigger:,} tokens, keep "
         f"{report.keep}, window {report.window:,}; tokens are {counted}.\n"
@@ -78,6 +79,15 @@ def markdown(report: BenchReport) -> str:
         "figures still count)."
     )
     return caption + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _counted(encoding: str | None) -> str:
+    """How the report's tokens were counted, for its caption."""
+    if encoding is None:
+        return "counted by the tokenizer given"
+    if not tokens_exact(encoding):
+        return "estimated (4 bytes a token)"
+    return f"exact {encoding.removesuffix('_base')}"
 
 
 def plot_series(report: BenchReport) -> tuple[str, dict[str, list[int]]]:

@@ -7,12 +7,13 @@ import argparse
 import inspect
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .. import ArgumentError, MissingDependency, compact
+from .. import ArgumentError, MissingDependency, compact, token_counter
 from .._exitcodes import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from . import STRATEGIES, bench, markdown, plot
 from ._sessions import read_sessions
@@ -39,8 +40,11 @@ DESCRIPTION = (
 )
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of `addressable bench`."""
+def add_arguments(
+    p: argparse.ArgumentParser, *, encodings: Sequence[str], default_encoding: str
+) -> None:
+    """The options of `addressable bench`; `encodings` are the names `--encoding` takes
+    (those `count_tokens` counts in), `default_encoding` the one counted in without it."""
     p.add_argument("--trace", help="JSONL of recorded sessions, one a line")
     p.add_argument(
         "--trigger",
@@ -81,6 +85,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_CACHE_WRITE,
         help=f"price of every other token, in input tokens ({DEFAULT_CACHE_WRITE})",
+    )
+    p.add_argument(
+        "--encoding",
+        choices=encodings,
+        help=f"count tokens in this encoding ({default_encoding})",
     )
     p.add_argument(
         "--out",
@@ -145,6 +154,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             cache_read=args.cache_read,
             cache_write=args.cache_write,
             kits=kits,
+            tokenizer=token_counter(args.encoding) if args.encoding else None,
             progress=lambda sid, done: bar.update(task, completed=done, description=sid[:40]),
         )
     # Plain lines on stderr (not rich's console, which would wrap them): one a problem.

@@ -25,7 +25,6 @@ goes to what would otherwise be lost.
 from __future__ import annotations
 
 import bisect
-import html
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
+from ._html import read_html
 from ._models import Record, Status
 from ._payload import decode_text
 from ._reports import Report
@@ -116,15 +116,6 @@ _KEY_FIELDS = re.compile(
     re.I,
 )
 _DATE = re.compile(r"\d{4}-\d\d-\d\d")
-_TAG = re.compile(r"<[^>]+>")
-_BLOCK = re.compile(
-    r"</?(?:p|div|h[1-6]|li|br|tr|td|th|dt|dd|pre|section|article|header|"
-    r"footer|table|ul|ol|blockquote)\b[^>]*>",
-    re.I,
-)
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
-_SKIPPED = re.compile(r"<(script|style|head|nav|noscript)\b.*?</\1>", re.I | re.S)
-_HREF = re.compile(r"""href\s*=\s*["']([^"'#][^"']*)["']""", re.I)
 # A sentence: from the start of a line or after a stop, up to a stop that ends it (not
 # the one of "e.g." or "etc.").
 _SENTENCE = re.compile(
@@ -190,13 +181,10 @@ class DefaultSummarizer:
         return [first], [Items("", names, " ")] if names else []
 
     def _page(self, text: str, base: str, spare: int) -> tuple[list[Part], list[Part]]:
-        match = _TITLE.search(text)
-        title = " ".join(html.unescape(_TAG.sub("", match[1])).split()) if match else ""
-        body_html = _SKIPPED.sub(" ", text)
-        blocks = _BLOCK.sub("\n", body_html)
-        lines = (
-            " ".join(line.split()) for line in html.unescape(_TAG.sub(" ", blocks)).splitlines()
-        )
+        page = read_html(text)
+        title = page.title
+        # One line for each block, its whitespace (tabs, no-break spaces) collapsed.
+        lines = (" ".join(line.split()) for line in page.text.splitlines())
         body = "\n".join(line for line in lines if line)
         sentence = next(
             (
@@ -211,7 +199,7 @@ class DefaultSummarizer:
         head = f'"{title}"' if title else ""
         if sentence and count_tokens(f"{head}: {sentence}") - _cost(head) <= spare // 2:
             head = f"{head}: {sentence}" if head else sentence
-        links = [u for u in _links(body_html, base) if self._new(u)]
+        links = [u for u in _links(page.links, base) if self._new(u)]
         names = [n for n in self._names(body, limit=24) if not n.startswith("file:")]
         rest: list[Part] = []
         if links:
@@ -411,12 +399,12 @@ def _url_of(record: Record) -> str:
     return url if isinstance(url, str) else ""
 
 
-def _links(page: str, base: str) -> list[str]:
+def _links(hrefs: Iterable[str], base: str) -> list[str]:
     """The pages a page links to, as absolute URLs without fragments, each once, in
     order: the URLs a next call would fetch."""
     found: dict[str, None] = {}
-    for href in _HREF.findall(page):
-        url = urljoin(base, html.unescape(href.strip())) if base else href
+    for href in hrefs:
+        url = urljoin(base, href.strip()) if base else href
         url = url.split("#", 1)[0]
         if url.startswith(("http://", "https://")) and url != base:
             found.setdefault(url)

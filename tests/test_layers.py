@@ -12,9 +12,10 @@ PACKAGES = ("addressable", "adapters")
 
 # Lowest first: a module may import its own layer and those before it.
 LAYERS: dict[str, tuple[str, ...]] = {
-    # ids and hashing, records, payloads, tokens, secrets, errors, exit codes
+    # ids and hashing, records, payloads, tokens, secrets, errors, exit codes, HTML
     "base": (
         "addressable.ids",
+        "addressable._html",
         "addressable._errors",
         "addressable._exitcodes",
         "addressable._models",

@@ -1,0 +1,102 @@
+"""A page's title, readable text and links, read with the standard library's parser.
+
+The one reading of HTML in the project: the summariser's page stubs take their title,
+first sentence and links from it, and the adapters' readable text falls back to it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+__all__ = ["HtmlPage", "html_text", "html_title", "read_html", "tidy"]
+
+# Parts that are not the page's text: code, styles, navigation (and the head).
+_SKIPPED = frozenset({"script", "style", "noscript", "template", "nav"})
+# Elements that stand on lines of their own.
+_BLOCK = frozenset(
+    {
+        *("p", "div", "br", "hr", "pre", "blockquote", "title"),
+        *("h1", "h2", "h3", "h4", "h5", "h6"),
+        *("section", "article", "header", "footer"),
+        *("ul", "ol", "li", "dt", "dd"),
+        *("table", "tr", "td", "th"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class HtmlPage:
+    """What a page says: its first <title> (whitespace collapsed), its text (blocks on
+    lines of their own, tidied) and the links of its body as written, in order."""
+
+    title: str
+    text: str
+    links: tuple[str, ...]
+
+
+class _Reader(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.links: list[str] = []
+        self.title = ""
+        self._titles = 0  # <title>s opened so far: the first is the page's
+        self._skip = 0
+        self._in_head = False  # until </head> or <body>: HTML lets a page leave it open
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self._titles += 1
+            self._in_title = self._titles == 1
+        elif tag in ("head", "body"):
+            self._in_head = tag == "head"
+        elif tag in _SKIPPED:
+            self._skip += 1
+        elif not (self._skip or self._in_head):
+            self.links += [v for k, v in attrs if k == "href" and v and v.strip()]
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        elif tag == "head":
+            self._in_head = False
+        elif tag in _SKIPPED and self._skip:
+            self._skip -= 1
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+        elif not (self._skip or self._in_head):
+            self.parts.append(data)
+
+
+def read_html(html: str) -> HtmlPage:
+    """The title, text and links of an HTML document."""
+    reader = _Reader()
+    reader.feed(html)
+    reader.close()
+    title = " ".join(reader.title.split())
+    return HtmlPage(title, tidy("".join(reader.parts)), tuple(reader.links))
+
+
+def html_title(html: str) -> str:
+    """The document's <title>, whitespace collapsed; "" when it has none."""
+    return read_html(html).title
+
+
+def html_text(html: str) -> str:
+    """The plain text of an HTML document, blocks on lines of their own."""
+    return read_html(html).text
+
+
+def tidy(text: str) -> str:
+    """Text without spaces at the ends of lines or more than one blank line in a row."""
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()

@@ -1,0 +1,74 @@
+"""The one reading of HTML: a page's title, its text and its links, for the adapters'
+readable text and the summariser's page stubs alike."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import pytest
+
+import addressable as ad
+from addressable._html import read_html
+from addressable.adapters import html_title, html_to_text
+
+PAGE = """<!DOCTYPE html><html><head><title>Threads &amp; locks</title>
+<link href="/style.css"><script>var x = "<p>not text</p>";</script></head>
+<body><nav><a href="/home">Home</a></nav>
+<h1>threading</h1><p>A <a href="lock.html">Lock</a> is <b>not</b> re-entrant.</p>
+<table><tr><td>acquire</td><td>release</td></tr></table>
+<svg><title>icon</title></svg><p>Last words</p>"""
+
+
+def test_a_page_gives_its_first_title_its_text_by_block_and_its_body_links() -> None:
+    page = read_html(PAGE)
+    assert page.title == "Threads & locks"
+    lines = [line for line in page.text.splitlines() if line]
+    assert lines == [
+        "threading",
+        "A Lock is not re-entrant.",
+        "acquire",
+        "release",
+        "icon",
+        "Last words",
+    ]
+    assert page.links == ("lock.html",)  # not the head's, not the navigation's
+
+
+def test_a_head_left_open_ends_where_the_body_starts() -> None:
+    page = read_html("<html><head><title>T</title><style>p{}</style><body><p>Text</p>")
+    assert (page.title, page.text) == ("T", "Text")
+
+
+def test_text_after_the_last_tag_is_kept() -> None:
+    assert read_html("<p>one</p>two &amp; three").text == "one\ntwo & three"
+
+
+def test_the_adapters_fall_back_to_the_same_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = builtins.__import__
+
+    def without_html2text(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "html2text":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_html2text)
+    assert html_to_text(PAGE) == read_html(PAGE).text
+    assert html_title(PAGE) == "Threads & locks"
+
+
+def test_a_page_stub_reads_the_page_as_the_adapters_do() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    body = PAGE + "".join(f"<p>Paragraph {n} of the page.</p>" for n in range(300))
+    res = kit.record(
+        "fetch",
+        {"url": "https://docs.example/threading.html"},
+        body.encode(),
+        determinism="deterministic",
+        key="https://docs.example/threading.html",
+        media_type="text/html",
+    )
+    gist = ad.evict(res.record, store=kit.store).gist  # type: ignore[union-attr]
+    assert gist.startswith('"Threads & locks": A Lock is not re-entrant.')
+    assert "https://docs.example/lock.html" in gist
+    assert "/home" not in gist and "style.css" not in gist and "not text" not in gist

@@ -1,5 +1,6 @@
-"""The disk store's short paths: rows written by plain SQL read back through diskcache,
-and a replay that reads record, payload and token count at once still checks them."""
+"""The disk store's short paths: a record and its small payload in one row of their own
+beside diskcache's (diskcache's own bookkeeping untouched), and a replay that reads
+record, payload and token count at once still checks them."""
 
 from __future__ import annotations
 
@@ -16,17 +17,24 @@ def _kit(path: Path) -> ad.Toolkit:
     return ad.Toolkit(ad.DiskStore(path / "store"), session="s")
 
 
-def test_rows_written_by_sql_read_back_through_diskcache(tmp_path: Path) -> None:
+def test_records_and_small_payloads_live_in_one_row_each(tmp_path: Path) -> None:
     kit = _kit(tmp_path)
     res = kit.record("t", {"q": 1}, b"payload", determinism="deterministic", key="k")
     again = kit.record("t", {"q": 1}, b"payload", determinism="deterministic", key="k")
-    assert again.id == res.id
+    other = kit.record("u", {}, b"payload", determinism="deterministic")  # the same bytes
+    assert again.id == res.id and other.id != res.id
     kit.store.close()
     cache = diskcache.Cache(str(tmp_path / "store"))
     try:
-        assert cache.get(blob_key(res.record.content_hash)) == b"payload"
-        assert cache.get(RECORD + res.id) is not None
+        assert cache.get(blob_key(res.record.content_hash)) is None  # not a diskcache value
+        assert cache.get(RECORD + res.id) is None
         assert len(cache) == len(list(cache.iterkeys()))  # diskcache's own count kept
+        rows = cache._sql(
+            "SELECT id, payload FROM addressable_records ORDER BY payload IS NULL"
+        ).fetchall()
+        # One row a record; the payload once, in the first record's row.
+        assert sorted(r[0] for r in rows) == sorted([res.id, other.id])
+        assert [r[1] for r in rows] == [b"payload", None]
     finally:
         cache.close()
     store = ad.DiskStore(tmp_path / "store")
@@ -82,3 +90,60 @@ def test_a_large_payload_shared_by_two_records_is_written_once(tmp_path: Path) -
         assert first.id != second.id
         assert kit.replay(second.id).payload == big
         assert store.verify().ok
+
+
+def _as_an_earlier_version_kept_it(path: Path) -> None:
+    """Records as diskcache values (`r:<id>`), small payloads as `b:<address>` values,
+    and no index: the layout of stores written before records had a table."""
+    cache = diskcache.Cache(str(path))
+    try:
+        rows = cache._sql("SELECT id, address, value, payload FROM addressable_records").fetchall()
+        for record_id, address, value, payload in rows:
+            cache.set(RECORD + record_id, bytes(value))
+            if payload is not None:
+                cache.set("b:" + address, bytes(payload))
+        cache._sql("DELETE FROM addressable_records")
+        cache._sql("DELETE FROM addressable_index")
+        cache._sql("DELETE FROM addressable_index_size")
+    finally:
+        cache.close()
+
+
+def test_a_store_of_an_earlier_layout_is_moved_and_indexed_on_open(tmp_path: Path) -> None:
+    kit = _kit(tmp_path)
+    made = [
+        kit.record(
+            "read",
+            {"n": n},
+            f"page {n}".encode() * 10,
+            determinism="deterministic",
+            key=f"k{n % 3}",
+        )
+        for n in range(30)
+    ]
+    shared = kit.record("other", {}, made[0].payload, determinism="deterministic")
+    before = kit.store.stats()
+    kit.store.close()
+    _as_an_earlier_version_kept_it(tmp_path / "store")
+
+    store = ad.DiskStore(tmp_path / "store")
+    kit = ad.Toolkit(store)
+    for res in [*made, shared]:
+        assert kit.replay(res.id[:8]).payload == res.payload
+    assert [r.id for r in store.records(key="k1")] == [r.id for r in made if r.record.key == "k1"]
+    assert [r.id for r in store.records(session="s", limit=3)] == [r.id for r in made[:3]]
+    after = store.stats()
+    assert (after.records, after.by_tool, after.sessions) == (31, {"other": 1, "read": 30}, 1)
+    assert (after.blobs, after.blob_bytes) == (before.blobs, before.blob_bytes)
+    assert store.verify().ok
+    # The old values are gone from diskcache: records are kept once.
+    assert isinstance(store, ad.KeyValueStore)
+    assert [k for k in store._backend.keys("r:") if k.startswith("r:")] == sorted(
+        "r:" + r.id for r in [*made, shared]
+    )
+    store.close()
+    cache = diskcache.Cache(str(tmp_path / "store"))
+    try:
+        assert cache.get(RECORD + made[0].id) is None
+    finally:
+        cache.close()

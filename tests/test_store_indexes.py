@@ -229,7 +229,8 @@ def brute_stats(store: ad.KeyValueStore) -> dict[str, Any]:
     b = store._backend
     return {
         "records": len(records),
-        "blobs": len(b.keys(BLOB)),
+        # Payloads stored: each a record names (once however many do), and any left over.
+        "blobs": len({r.content_hash[:32] for r in records} | {k[2:] for k in b.keys(BLOB)}),
         "blob_bytes": sum({r.content_hash: r.size for r in records}.values()),
         "pinned": len(b.keys(PIN)),
         "pinned_by_reason": dict(

@@ -81,12 +81,14 @@ def test_a_record_edited_in_the_sqlite_file_is_damage(tmp_path: Path, clock: Fak
     with ad.DiskStore(tmp_path / "s") as store:
         edited, kept = fill(store, clock)
     with sqlite3.connect(tmp_path / "s" / "cache.db") as db:
-        row = db.execute("SELECT value FROM Cache WHERE key = ?", (RECORD + edited.id,)).fetchone()
+        row = db.execute(
+            "SELECT value FROM addressable_records WHERE id = ?", (edited.id,)
+        ).fetchone()
         assert row is not None
         value = row[0]
         assert b'"media_type":"text/html"' in value
         changed = bytes(value).replace(b"text/html", b"text/plain")
-        db.execute("UPDATE Cache SET value = ? WHERE key = ?", (changed, RECORD + edited.id))
+        db.execute("UPDATE addressable_records SET value = ? WHERE id = ?", (changed, edited.id))
     with ad.DiskStore(tmp_path / "s") as store:
         assert_altered(store, edited.id, kept)
 

@@ -33,6 +33,12 @@ gives: observed_at, then id):
     ref:<id>          records whose meta names the id as one of its values (a
                       verification names its action, a search hit the search)
     indexes           member: the version of this layout, once every record is indexed
+
+A backend may keep a record's `Row` (its time, tool, key, session and payload address)
+in the record's own row instead (the disk store does: one row a write): it then answers
+`#time`, `#tool:`, `key:` and the record's own `session:` entry from those rows, keeps
+their sizes and the `#tools` and `#sessions` registries itself, and the store gives it
+only the other entries (`record_entries(own=False)`).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 from .._models import Observation, Record
 
@@ -54,6 +61,7 @@ SEEN, IDS, TOMBS, INDEXES = "seen", "ids", "tombs", "indexes"
 KEY, SESSION, REF = "key:", "session:", "ref:"
 VERSION = "1"  # of the layout above: a store indexed under another is indexed again
 
+ADDRESS = 32  # hex characters of a payload's digest that address it (its first 128 bits)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _ID = re.compile(r"[0-9a-f]{16}")
@@ -75,9 +83,34 @@ def refs(record: Record) -> list[str]:
     return sorted(found)
 
 
-def record_entries(record: Record, *, ids: bool = True) -> list[Entry]:
-    """What a new record adds to the indexes (`ids`: to `ids` too)."""
+class Row(NamedTuple):
+    """What a record is found by, for a backend that keeps it in the record's own row
+    instead of in index entries (`#time`, `#tool:`, `key:`, the record's own
+    `session:`, and the `#tools` and `#sessions` registries)."""
+
+    at: int  # micros(observed_at)
+    tool: str
+    key: str | None
+    session: str | None
+    address: str  # of its payload
+
+
+def row_of(record: Record) -> Row:
+    return Row(
+        micros(record.observed_at),
+        record.tool,
+        record.key,
+        record.session,
+        record.content_hash[:ADDRESS],
+    )
+
+
+def record_entries(record: Record, *, ids: bool = True, own: bool = True) -> list[Entry]:
+    """What a new record adds to the indexes (`ids`: to `ids` too; `own`: those its
+    `Row` gives too, for a backend that does not keep rows)."""
     rid, at = record.id, micros(record.observed_at)
+    if not own:
+        return [(REF + ref, at, rid) for ref in refs(record)]
     entries: list[Entry] = [
         (TIME, at, rid),
         (TOOLS, 0, record.tool),
@@ -102,10 +135,12 @@ def sighting_entries(record_id: str, seen: Observation) -> list[Entry]:
     return entries
 
 
-def all_entries(record: Record, later: Iterable[Observation], *, ids: bool = True) -> list[Entry]:
+def all_entries(
+    record: Record, later: Iterable[Observation], *, ids: bool = True, own: bool = True
+) -> list[Entry]:
     """Every entry of a record and its later sightings, but those of the `#tools` and
     `#sessions` registries (which other records may share): what gc removes."""
-    entries = record_entries(record, ids=ids)
+    entries = record_entries(record, ids=ids, own=own)
     for seen in later:
         entries += sighting_entries(record.id, seen)
     return [e for e in entries if e[0] not in (TOOLS, SESSIONS)]

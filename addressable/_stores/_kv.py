@@ -40,7 +40,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
@@ -52,6 +52,7 @@ from .._models import Observation, Record
 from ..ids import ID_LENGTH, check_prefix, content_hash
 from ._base import USER_PIN, DamagedRecord, GcReport, Pin, StoreStats, VerifyReport
 from ._index import (
+    ADDRESS,
     BLOBS,
     IDS,
     INDEXES,
@@ -69,18 +70,22 @@ from ._index import (
     TOOLS,
     VERSION,
     Entry,
+    Row,
     all_entries,
     micros,
     record_entries,
+    row_of,
     sighting_entries,
 )
 
 BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
 SHOWN = "s:"
-# Blobs are keyed by the first 128 bits of their blake3 hash: half the key length makes
-# every write measurably cheaper, 128 bits leave collisions out of reach, and every read
-# re-hashes against the full 256-bit digest in the record, so none could go unnoticed.
-_ADDRESS = 32  # hex characters of the digest in a blob's key
+# Blobs are keyed by the first 128 bits of their blake3 hash (`ADDRESS` hex characters):
+# half the key length makes every write measurably cheaper, 128 bits leave collisions out
+# of reach, and every read re-hashes against the full 256-bit digest in the record, so
+# none could go unnoticed.
+_ADDRESS = ADDRESS
+_PARSED = 2048  # records a store keeps parsed (a few MB at most)
 _log = logging.getLogger("addressable")
 
 
@@ -91,6 +96,9 @@ class Backend(Protocol):
     # Whether `keys(prefix)` reads only the keys with the prefix (they are kept in
     # order): then ids are resolved from the keys of records, with no index of their own.
     ranged_keys: bool
+    # Whether it keeps each record's `Row` in the record's own row (see `_index`): then
+    # it is given only the other index entries.
+    indexes_records: bool
 
     def get(self, key: str) -> bytes | None: ...
 
@@ -110,11 +118,14 @@ class Backend(Protocol):
         value: bytes,
         index: Sequence[Entry] = (),
         blob_index: Sequence[Entry] = (),
+        row: Row | None = None,
     ) -> bool:
         """Atomically: store `payload` under `blob` unless present (adding `blob_index`
         to the indexes if it was not), then `value` under `record` unless present
         (adding `index` if it was not). True if the record was new. No `exclusive`
-        section may interleave with it."""
+        section may interleave with it. A backend that keeps rows takes the record's
+        `row`, and may keep a small payload with it rather than under `blob` (`get` of
+        `blob` still finds it, and `keys` does not list it)."""
         ...
 
     def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
@@ -217,12 +228,17 @@ class KeyValueStore:
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self._ids = not backend.ranged_keys  # ids need an index of their own
+        self._own = not backend.indexes_records  # the entries of a record's Row too
         # A backend that reads a record, its payload and its token count at once (a
         # method of its class: a wrapper that passes other calls through reads apart).
         self._joined: Callable[[str], tuple[bytes, bytes | None, bytes | None] | None] | None
         joined = getattr(type(backend), "get_joined", None)
         self._joined = None if joined is None else functools.partial(joined, backend)
         self._recent: tuple[str, str, bytes] = ("", "", b"")  # id, hash, payload last read
+        # Records this store wrote or read lately, parsed, by their stored bytes: the same
+        # bytes parse to the same record, so a hit skips the checksum and the parse, and
+        # a record altered since (other bytes) is read and checked afresh.
+        self._parsed: dict[bytes, Record] = {}
         if backend.members(INDEXES) != [VERSION]:
             self._index_once()
 
@@ -256,8 +272,9 @@ class KeyValueStore:
             payload,
             RECORD + record.id,
             value,
-            record_entries(record, ids=self._ids),
+            record_entries(record, ids=self._ids, own=self._own),
             [(BLOBS, len(payload), digest[:_ADDRESS])],
+            row_of(record),
         ):
             observation = Observation(at=record.observed_at, session=record.session)
             b.append(
@@ -266,6 +283,7 @@ class KeyValueStore:
                 sighting_entries(record.id, observation),
             )
             return False
+        self._remember(value, record if record.tokens is None else _untokened(record))
         # A tombstone left by gc may remain: a live record takes precedence over it.
         if record.tokens is not None:
             b.set(tokens_key(record.content_hash), str(record.tokens).encode())
@@ -369,7 +387,7 @@ class KeyValueStore:
             found = self._joined(RECORD + record_id)
             if found is not None:
                 value, payload, tokens = found
-                record = _load_record(record_id, value)
+                record = self._parse(record_id, value)
                 if payload is not None:
                     self._recent = (record_id, record.content_hash, payload)
                 if tokens is None:
@@ -387,7 +405,22 @@ class KeyValueStore:
                     f"{when}; run the call again to get a fresh result"
                 )
             raise NotFound(f"no result with id {record_id}")
-        return self._with_tokens(_load_record(record_id, raw))
+        return self._with_tokens(self._parse(record_id, raw))
+
+    def _parse(self, record_id: str, raw: bytes) -> Record:
+        record = self._parsed.get(raw)
+        if record is None or record.id != record_id:
+            record = _load_record(record_id, raw)  # checked: it raises on any damage
+            self._remember(raw, record)
+        return record
+
+    def _remember(self, raw: bytes, record: Record) -> None:
+        parsed = self._parsed
+        if len(parsed) >= _PARSED:
+            # The oldest goes (another thread may have taken it meanwhile).
+            with suppress(KeyError, RuntimeError, StopIteration):
+                del parsed[next(iter(parsed))]
+        parsed[raw] = record
 
     def _with_tokens(self, record: Record) -> Record:
         tokens = self._backend.get(tokens_key(record.content_hash))
@@ -543,7 +576,7 @@ class KeyValueStore:
         for record_id in ids:
             raw = self._backend.get(RECORD + record_id)
             if raw is not None:
-                yield self._with_tokens(_load_record(record_id, raw))
+                yield self._with_tokens(self._parse(record_id, raw))
 
     # -- maintenance -----------------------------------------------------------------
 
@@ -674,12 +707,14 @@ class KeyValueStore:
             by_id = {r.id: r for _, r in live}
             emptied: set[str] = set()  # tool and session indexes that may now be empty
             for record_id in removed:
-                entries = all_entries(by_id[record_id], later_of[record_id], ids=self._ids)
+                record, later = by_id[record_id], later_of[record_id]
+                entries = all_entries(record, later, ids=self._ids, own=self._own)
                 b.delete(RECORD + record_id)
                 b.delete(OBSERVED + record_id)
                 b.set(TOMBSTONE + record_id, tomb)
                 b.index(add=[(TOMBS, 0, record_id)] if self._ids else [], remove=entries)
-                emptied.update(n for n, _, _ in entries if n.startswith((TOOL, SESSION)))
+                sessions = {record.session, *(o.session for o in later)} - {None}
+                emptied.update([TOOL + record.tool, *(SESSION + str(n) for n in sessions)])
             # A tool or a session none of whose records is left leaves its registry.
             unused = [
                 (TOOLS, 0, n[len(TOOL) :])
@@ -692,17 +727,23 @@ class KeyValueStore:
                 b.index(remove=unused)
             keep = {blob_key(h) for h, n in refs.items() if n > 0} | damaged
             gone = {blob_key(h): sizes[h] for h, n in refs.items() if n == 0}
+            blob_sizes = {blob_key(h): n for h, n in sizes.items()}
             freed = sum(strays.values())
             blobs_removed = len(strays)
             for k in b.keys(BLOB):
                 if k in keep:
                     continue
-                freed += gone.get(k) or len(b.get(k) or b"")
+                freed += gone.pop(k, 0) or len(b.get(k) or b"")
                 b.delete(k)
                 b.delete(TOKENS + k[len(BLOB) :])
                 # Indexed with its size, which its records give (a blob no record
                 # pointed to was never indexed: removing it changes nothing).
-                b.index(remove=[(BLOBS, gone.get(k, 0), k[len(BLOB) :])])
+                b.index(remove=[(BLOBS, blob_sizes.get(k, 0), k[len(BLOB) :])])
+                blobs_removed += 1
+            # Payloads a backend kept in their records' rows went with the last of them.
+            for k, size in gone.items():
+                b.delete(TOKENS + k[len(BLOB) :])
+                freed += size
                 blobs_removed += 1
         return GcReport(
             removed_records=removed,
@@ -787,7 +828,7 @@ class KeyValueStore:
                 if raw is None:
                     continue
                 record = _load_record(k[len(RECORD) :], raw)
-                entries = record_entries(record, ids=self._ids)
+                entries = record_entries(record, ids=self._ids, own=self._own)
                 for seen in self._later(record.id):
                     entries += sighting_entries(record.id, seen)
             except IntegrityError:
@@ -830,11 +871,15 @@ def tokens_key(digest: str) -> str:
     return TOKENS + digest[:_ADDRESS]
 
 
+def _untokened(record: Record) -> Record:
+    return record.model_copy(update={"tokens": None})
+
+
 def _dump_record(record: Record) -> bytes:
     # The token count lives beside the blob (t:<hash>): it is derived, and filled later.
     # None fields are left out: they read back as their default, None.
     if record.tokens is not None:
-        record = record.model_copy(update={"tokens": None})
+        record = _untokened(record)
     try:
         body = record.model_dump_json(exclude_none=True).encode("utf-8")
     except ValueError as exc:  # nested deeper than the serialiser goes, or not Unicode

@@ -6,13 +6,14 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from ._index import Entry
+from ._index import Entry, Row
 from ._kv import KeyValueStore
 
 
 class _MemoryBackend:
     location = "memory://"
     ranged_keys = False
+    indexes_records = False
 
     def __init__(self) -> None:
         self._data: dict[str, bytes] = {}
@@ -41,6 +42,7 @@ class _MemoryBackend:
         value: bytes,
         index: Sequence[Entry] = (),
         blob_index: Sequence[Entry] = (),
+        row: Row | None = None,
     ) -> bool:
         with self._lock:
             if blob not in self._data:

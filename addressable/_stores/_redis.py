@@ -12,7 +12,7 @@ from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._errors import MissingDependency, StoreError
-from ._index import Entry
+from ._index import Entry, Row
 from ._kv import KeyValueStore, translated
 
 # Indexes are sorted sets under the namespace and "ix:" (apart from the keys, which
@@ -115,6 +115,7 @@ return redis.call('DEL', KEYS[2])
 
 class _RedisBackend:
     ranged_keys = False  # SCAN reads every key: ids have an index of their own
+    indexes_records = False
 
     def __init__(self, url: str) -> None:
         try:
@@ -217,6 +218,7 @@ class _RedisBackend:
         value: bytes,
         index: Sequence[Entry] = (),
         blob_index: Sequence[Entry] = (),
+        row: Row | None = None,
     ) -> bool:
         keys, args = self._entries([*index, *blob_index])
         keys = [self.namespace + blob, self.namespace + record, self._lock_key, self._totals, *keys]

@@ -1,8 +1,11 @@
 """The Anthropic SDK's tool runner (`client.beta.messages.tool_runner`): the kit's tools
-as tools the runner runs, and compaction between its turns."""
+as tools the runner runs, and compaction between its turns; and exact token counts for
+Claude models from Anthropic's counting endpoint."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._compaction import compact
@@ -44,3 +47,29 @@ def compact_runner(runner: Any, kit: Toolkit, **options: Any) -> None:
         return {**params, "messages": compact(params["messages"], kit=kit, **options).messages}
 
     runner.set_messages_params(compacted)
+
+
+def token_counter(client: Any, model: str) -> Callable[[str], int]:
+    """Exact token counts of texts for a Claude model, from Anthropic's counting endpoint
+    (`client.messages.count_tokens`), to pass as `tokenizer=` to `ad.compact` or the
+    benchmark where cl100k_base's stand-in counts are not close enough. Each new text
+    is one request (texts already counted are remembered), so it is for measuring, not
+    for a hot loop. The framing a user message adds is counted once, on a one-character
+    message, and taken off: a text counts as itself."""
+    framing: list[int] = []
+
+    def request(text: str) -> int:
+        found = client.messages.count_tokens(
+            model=model, messages=[{"role": "user", "content": text}]
+        )
+        return int(found.input_tokens)
+
+    @functools.lru_cache(maxsize=4096)
+    def count(text: str) -> int:
+        if not text:
+            return 0
+        if not framing:
+            framing.append(request(".") - 1)  # "." is one token
+        return max(1, request(text) - framing[0])
+
+    return count

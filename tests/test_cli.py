@@ -318,9 +318,9 @@ def test_bench_json_prints_the_report(
     ],
 )
 def test_sizes_parse_kb_as_1000_and_kib_as_1024(text: str, size: int) -> None:
-    from addressable._cli import _size
+    from addressable._cli._values import size as parse_size
 
-    assert _size(text) == size
+    assert parse_size(text) == size
 
 
 @pytest.mark.parametrize(
@@ -335,10 +335,11 @@ def test_sizes_parse_kb_as_1000_and_kib_as_1024(text: str, size: int) -> None:
     ],
 )
 def test_sizes_print_in_the_units_they_parse_in(size: int, shown: str) -> None:
-    from addressable._cli import _bytes, _size
+    from addressable._cli._output import size_text
+    from addressable._cli._values import size as parse_size
 
-    assert _bytes(size) == shown
-    assert _size(shown.replace(" ", "")) == size  # what is printed reads back the same
+    assert size_text(size) == shown
+    assert parse_size(shown.replace(" ", "")) == size  # what is printed reads back the same
 
 
 def test_stats_shows_sizes_in_kb_of_1000(

@@ -94,7 +94,15 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._bench._simulate",
         "addressable._bench.cli",
     ),
-    "cli": ("addressable._cli", "addressable.__main__"),
+    "cli": (
+        "addressable._cli",
+        "addressable._cli._inspect",
+        "addressable._cli._maintain",
+        "addressable._cli._output",
+        "addressable._cli._parser",
+        "addressable._cli._values",
+        "addressable.__main__",
+    ),
 }
 
 RANK = {module: rank for rank, layer in enumerate(LAYERS.values()) for module in layer}

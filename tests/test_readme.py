@@ -31,13 +31,13 @@ def test_first_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_cli_section_lists_only_real_commands() -> None:
-    from addressable._cli import _parser
+    from addressable._cli._parser import build_parser
 
     text = README.read_text()
     block = re.search(r"## The command line\n.*?```\n(.*?)```", text, re.S)
     assert block is not None
     named = {line.split()[1] for line in block[1].splitlines() if line.startswith("addressable")}
-    choices = next(a for a in _parser()._actions if a.dest == "command").choices
+    choices = next(a for a in build_parser()._actions if a.dest == "command").choices
     assert choices is not None
     assert named <= set(choices)
     assert {"ls", "show", "replay", "verify", "stats", "gc", "export", "import"} <= named

@@ -1,0 +1,96 @@
+"""The commands that keep a store or move it: gc, pin and unpin, export and import."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+
+from .._bundle import export_bundle, import_bundle
+from .._errors import ArgumentError, BundleError
+from .._exitcodes import EXIT_OK
+from .._stores import Store
+from ._output import print_json, size_text, terminal
+
+
+def run_gc(store: Store, args: argparse.Namespace, out: Console) -> int:
+    """`gc`: remove old unpinned records, then the oldest past --max-bytes."""
+    report = store.gc(max_age=args.max_age, max_bytes=args.max_bytes)
+    if args.json:
+        print_json(report.model_dump(mode="json"))
+    else:
+        out.print(
+            f"removed {len(report.removed_records)} records and {report.removed_blobs} "
+            f"payloads ({size_text(report.freed_bytes)}); kept {report.kept_pinned} pinned; "
+            f"{size_text(report.blob_bytes_after)} of payloads remain"
+        )
+    return EXIT_OK
+
+
+def run_export(store: Store, args: argparse.Namespace, out: Console) -> int:
+    """`export`: the whole store as a bundle, to -o FILE or to a stdout that is not a
+    terminal."""
+    if args.output:
+        with open(args.output, "wb") as f:
+            summary = export_bundle(store, f)
+    elif terminal():
+        raise ArgumentError(
+            "export writes a bundle, not text for a terminal: give -o FILE, or redirect "
+            "stdout to a file or a pipe"
+        )
+    else:
+        summary = export_bundle(store, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    message = f"exported {summary.records} records and {summary.blobs} payloads"
+    if args.json:
+        print(json.dumps(summary.model_dump()), file=sys.stderr if not args.output else sys.stdout)
+    else:
+        print(message, file=sys.stderr)
+    return EXIT_OK
+
+
+def run_import(store: Store, args: argparse.Namespace, out: Console) -> int:
+    """`import`: a bundle's records and payloads, from a file or stdin (-)."""
+    if args.bundle == "-":
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "bundle.jsonl"
+            path.write_bytes(sys.stdin.buffer.read())
+            summary = import_bundle(store, path)
+    else:
+        if not Path(args.bundle).is_file():
+            raise BundleError(f"no bundle file at {args.bundle}")
+        summary = import_bundle(store, args.bundle)
+    if args.json:
+        print_json(summary.model_dump())
+    else:
+        out.print(
+            f"imported {summary.records} records and {summary.blobs} payloads; "
+            f"{summary.skipped} records were already there"
+        )
+    return EXIT_OK
+
+
+def run_pin(store: Store, args: argparse.Namespace, out: Console) -> int:
+    """`pin`: keep a record through every gc."""
+    record_id = store.resolve(args.id)
+    store.pin(record_id)
+    if args.json:
+        print_json({"id": record_id, "pinned": True})
+    else:
+        out.print(f"pinned {record_id}")
+    return EXIT_OK
+
+
+def run_unpin(store: Store, args: argparse.Namespace, out: Console) -> int:
+    """`unpin`: let gc remove a record again."""
+    record_id = store.resolve(args.id)
+    store.unpin(record_id)
+    if args.json:
+        print_json({"id": record_id, "pinned": False})
+    else:
+        out.print(f"unpinned {record_id}")
+    return EXIT_OK

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import addressable as ad
 from addressable._cli import main
-from addressable._stores._kv import RECORD
+from addressable._stores._keys import RECORD
 
 from .conftest import FakeClock
 

@@ -26,13 +26,22 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "stores": (
         "addressable._stores",
+        "addressable._stores._arguments",
+        "addressable._stores._backend",
         "addressable._stores._base",
+        "addressable._stores._codec",
         "addressable._stores._disk",
+        "addressable._stores._disk_indexes",
+        "addressable._stores._disk_sql",
         "addressable._stores._index",
+        "addressable._stores._keys",
         "addressable._stores._kv",
         "addressable._stores._memory",
         "addressable._stores._open",
+        "addressable._stores._pins",
+        "addressable._stores._reading",
         "addressable._stores._redis",
+        "addressable._stores._upkeep",
     ),
     # wrap a call, record it, replay by id, ingest; bundles of records
     "recording": (

@@ -10,7 +10,7 @@ import diskcache
 import pytest
 
 import addressable as ad
-from addressable._stores._kv import RECORD, blob_key, tokens_key
+from addressable._stores._keys import RECORD, blob_key, tokens_key
 
 
 def _kit(path: Path) -> ad.Toolkit:

@@ -18,7 +18,8 @@ import pytest
 import redis
 
 import addressable as ad
-from addressable._stores._kv import BLOB, PIN, RECORD, TOMBSTONE, Backend, blob_key
+from addressable._stores._backend import Backend
+from addressable._stores._keys import BLOB, PIN, RECORD, TOMBSTONE, blob_key
 from addressable.adapters import Search
 from addressable.adapters.search import Hit
 

@@ -18,7 +18,7 @@ import pytest
 import redis
 
 import addressable as ad
-from addressable._stores._kv import BLOB, RECORD, blob_key
+from addressable._stores._keys import BLOB, RECORD, blob_key
 
 from .conftest import FakeClock
 

@@ -1,8 +1,9 @@
 """Stores: where records and payloads live."""
 
+from ._backend import Backend
 from ._base import DamagedRecord, GcReport, Store, StoreStats, VerifyReport
 from ._disk import DiskStore, default_home
-from ._kv import Backend, KeyValueStore
+from ._kv import KeyValueStore
 from ._memory import MemoryStore
 from ._open import open_store
 from ._redis import RedisStore

@@ -12,8 +12,9 @@ from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._errors import MissingDependency, StoreError
+from ._backend import translated
 from ._index import Entry, Row
-from ._kv import KeyValueStore, translated
+from ._kv import KeyValueStore
 
 # Indexes are sorted sets under the namespace and "ix:" (apart from the keys, which
 # `keys` lists), one score a member (the lowest given); the sums of scores of those

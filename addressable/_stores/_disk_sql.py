@@ -1,0 +1,120 @@
+"""The SQL of the disk store: its tables, beside diskcache's own, and the statements it runs.
+
+The indexes live in tables of their own in diskcache's SQLite database, written on its
+connection inside its transactions: an index entry commits with what it indexes. One
+table holds every pair, clustered by (name, score, member), so that the entries of a
+write land on few pages; triggers keep the size of each "#" index.
+
+Records have a table of their own, one row a record: its id, what it is found by (the
+`Row`: time, tool, key, session, payload address), its stored JSON, and its payload when
+that is small and not stored already (a later record with the same payload points at
+that copy: payloads are still stored once). SQLite's own indexes on the columns serve
+`#time`, `#tool:`, `key:` and `session:`, and triggers keep their sizes, the tool and
+session registries and the count of payloads: a write is one row in one statement.
+Large payloads go to diskcache (a file each), under their address.
+"""
+
+from __future__ import annotations
+
+import diskcache
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS addressable_index (
+        name TEXT NOT NULL, score INTEGER NOT NULL, member TEXT NOT NULL,
+        PRIMARY KEY (name, score, member)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS addressable_index_size (
+        name TEXT PRIMARY KEY, members INTEGER NOT NULL, total INTEGER NOT NULL) WITHOUT ROWID""",
+    """CREATE TRIGGER IF NOT EXISTS addressable_index_added AFTER INSERT ON addressable_index
+    WHEN substr(new.name, 1, 1) = '#'
+    BEGIN
+        INSERT INTO addressable_index_size VALUES (new.name, 1, new.score)
+        ON CONFLICT (name) DO UPDATE SET members = members + 1, total = total + new.score;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS addressable_index_removed AFTER DELETE ON addressable_index
+    WHEN substr(old.name, 1, 1) = '#'
+    BEGIN
+        UPDATE addressable_index_size SET members = members - 1, total = total - old.score
+        WHERE name = old.name;
+    END""",
+    """CREATE TABLE IF NOT EXISTS addressable_records (
+        id TEXT PRIMARY KEY, at INTEGER NOT NULL, tool TEXT NOT NULL, key TEXT, session TEXT,
+        address TEXT NOT NULL, value BLOB NOT NULL, payload BLOB)""",
+    "CREATE INDEX IF NOT EXISTS addressable_records_at ON addressable_records (at, id)",
+    "CREATE INDEX IF NOT EXISTS addressable_records_tool ON addressable_records (tool, at, id)",
+    """CREATE INDEX IF NOT EXISTS addressable_records_key ON addressable_records (key, at, id)
+    WHERE key IS NOT NULL""",
+    """CREATE INDEX IF NOT EXISTS addressable_records_session
+    ON addressable_records (session, at, id) WHERE session IS NOT NULL""",
+    "CREATE INDEX IF NOT EXISTS addressable_records_address ON addressable_records (address)",
+    # Records, payloads kept in rows and their bytes, by tool: one upsert a write.
+    """CREATE TABLE IF NOT EXISTS addressable_counts (
+        tool TEXT PRIMARY KEY, records INTEGER NOT NULL, payloads INTEGER NOT NULL,
+        bytes INTEGER NOT NULL) WITHOUT ROWID""",
+    """CREATE TRIGGER IF NOT EXISTS addressable_record_added AFTER INSERT ON addressable_records
+    BEGIN
+        INSERT INTO addressable_counts
+        VALUES (new.tool, 1, new.payload IS NOT NULL, coalesce(length(new.payload), 0))
+        ON CONFLICT (tool) DO UPDATE SET records = records + 1,
+            payloads = payloads + excluded.payloads, bytes = bytes + excluded.bytes;
+        INSERT OR IGNORE INTO addressable_index
+        SELECT '#sessions', 0, new.session WHERE new.session IS NOT NULL;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS addressable_record_removed
+    AFTER DELETE ON addressable_records
+    BEGIN
+        UPDATE addressable_counts SET records = records - 1,
+            payloads = payloads - (old.payload IS NOT NULL),
+            bytes = bytes - coalesce(length(old.payload), 0)
+        WHERE tool = old.tool;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS addressable_record_moved
+    AFTER UPDATE OF payload ON addressable_records
+    BEGIN
+        UPDATE addressable_counts
+        SET payloads = payloads + (new.payload IS NOT NULL) - (old.payload IS NOT NULL),
+            bytes = bytes + coalesce(length(new.payload), 0) - coalesce(length(old.payload), 0)
+        WHERE tool = new.tool;
+    END""",
+)
+ADD = "INSERT OR IGNORE INTO addressable_index (name, score, member) VALUES (?, ?, ?)"
+REMOVE = "DELETE FROM addressable_index WHERE name = ? AND score = ? AND member = ?"
+# A record, with its payload unless a copy is stored already (in a record's row, or in
+# diskcache under its address, ?9).
+PUT = (
+    "INSERT OR IGNORE INTO addressable_records "
+    "(id, at, tool, key, session, address, value, payload) "
+    "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN "
+    "EXISTS (SELECT 1 FROM addressable_records WHERE address = ?6 AND payload IS NOT NULL) "
+    "OR EXISTS (SELECT 1 FROM Cache WHERE key = ?9 AND raw = 1) THEN NULL ELSE ?8 END"
+)
+PUT_ROW = (
+    "INSERT OR IGNORE INTO addressable_records (id, at, tool, key, session, address, value) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+SET_ROW = (
+    f"{PUT_ROW.replace('OR IGNORE ', '')} ON CONFLICT (id) DO UPDATE SET value = excluded.value, "
+    "at = excluded.at, tool = excluded.tool, key = excluded.key, session = excluded.session"
+)
+# The payload of a record whose row holds none: another row's copy.
+COPY = "SELECT payload FROM addressable_records WHERE address = ? AND payload IS NOT NULL LIMIT 1"
+# A record with its payload (from its row, another row, or a diskcache row; not a file)
+# and its token count, in one statement.
+JOINED = (
+    "SELECT r.value, coalesce(r.payload, (SELECT c.payload FROM addressable_records AS c "
+    "WHERE c.address = r.address AND c.payload IS NOT NULL LIMIT 1), b.value), t.value "
+    "FROM addressable_records AS r "
+    "LEFT JOIN Cache AS b ON b.key = 'b:' || r.address AND b.raw = 1 "
+    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL "
+    "LEFT JOIN Cache AS t ON t.key = 't:' || r.address AND t.raw = 1 "
+    "WHERE r.id = ?"
+)
+# The counts the record triggers keep, and the session registry, from the rows again
+# (after `drop_indexes`).
+RECOUNT = (
+    "DELETE FROM addressable_counts",
+    """INSERT INTO addressable_counts SELECT tool, count(*), count(payload),
+    coalesce(sum(length(payload)), 0) FROM addressable_records GROUP BY tool""",
+    "INSERT OR IGNORE INTO addressable_index SELECT DISTINCT '#sessions', 0, session "
+    "FROM addressable_records WHERE session IS NOT NULL",
+)
+TOP = "\U0010ffff"  # above every character: (prefix, prefix + TOP) is a key range

@@ -1,0 +1,34 @@
+"""Where a `KeyValueStore` keeps each thing: the prefixes of its keys.
+
+Key layout:
+    b:<hash>   payload bytes (content-addressed: stored once), by the hash's first 128 bits
+    r:<id>     the record: a checksum of its JSON, a newline, the JSON; immutable
+    o:<id>     later observations of the same id, a list, append-only
+    p:<id>     pin marker
+    t:<hash>   token count of a payload, keyed like its blob
+    x:<id>     tombstone of a garbage-collected record
+    s:<hash>   the record a text shown to a model stood for, by the text's hash
+
+and the indexes, apart from the keys (see `_index` for their names and entries).
+"""
+
+from __future__ import annotations
+
+from ._index import ADDRESS
+
+BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
+SHOWN = "s:"
+
+
+# Blobs are keyed by the first 128 bits of their blake3 hash (`ADDRESS` hex characters):
+# half the key length makes every write measurably cheaper, 128 bits leave collisions out
+# of reach, and every read re-hashes against the full 256-bit digest in the record, so
+# none could go unnoticed.
+def blob_key(digest: str) -> str:
+    """The key of a payload with this blake3 hex digest."""
+    return BLOB + digest[:ADDRESS]
+
+
+def tokens_key(digest: str) -> str:
+    """The key of the token count of a payload with this blake3 hex digest."""
+    return TOKENS + digest[:ADDRESS]

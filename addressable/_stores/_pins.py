@@ -1,0 +1,92 @@
+"""How a `KeyValueStore` pins records, so that gc keeps them while the pin lasts: a
+user pin until unpinned, another (a stub's) until its sessions end or its time is up."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from .._errors import ArgumentError
+from ._arguments import aware
+from ._base import USER_PIN, Pin
+from ._codec import load_pin
+from ._index import PIN_REASONS, PINS, PINS_FOR
+from ._keys import PIN
+from ._reading import Reading
+
+
+class Pinning(Reading):
+    """The pins of a `KeyValueStore`: a `Pin` under the record's id, and in the indexes."""
+
+    def pin(
+        self,
+        record_id: str,
+        *,
+        reason: str = USER_PIN,
+        session: str | None = None,
+        until: datetime | None = None,
+    ) -> None:
+        self.get(record_id)
+        if not isinstance(reason, str) or not reason or not reason.isidentifier():
+            raise ArgumentError(f"a pin's reason must be a word, got {reason!r}")
+        if reason == USER_PIN and (session is not None or until is not None):
+            raise ArgumentError("a user pin lasts until unpinned: give no session or until")
+        if until is not None:
+            until = aware("pin until", until)
+        held = self.pin_info(record_id)
+        if held is not None and held.reason == USER_PIN:
+            return  # a user pin is never weakened
+        if held is not None and held.reason == reason and reason != USER_PIN:
+            # Pinned again for the same reason: every session that holds it, and the
+            # later end. A pin with no end stays with no end.
+            sessions = sorted({*held.sessions, *([session] if session else [])})
+            until = None if held.until is None or until is None else max(until, held.until)
+        else:
+            sessions = [session] if session else []
+        pin = Pin(reason=reason, sessions=sessions, until=until)
+        add = [(PINS, 0, record_id)]
+        if reason != USER_PIN:
+            add += [(PINS_FOR + reason, 0, record_id), (PIN_REASONS, 0, reason)]
+        remove = []
+        if held is not None and held.reason not in (USER_PIN, reason):
+            remove = [(PINS_FOR + held.reason, 0, record_id)]
+        self._backend.set(PIN + record_id, pin.model_dump_json().encode())
+        self._backend.index(add=add, remove=remove)  # counted by `stats`
+
+    def unpin(self, record_id: str) -> None:
+        held = self.pin_info(record_id)
+        self._backend.delete(PIN + record_id)
+        remove = [(PINS, 0, record_id)]
+        if held is not None and held.reason != USER_PIN:
+            remove.append((PINS_FOR + held.reason, 0, record_id))
+        self._backend.index(remove=remove)
+
+    def pin_info(self, record_id: str) -> Pin | None:
+        raw = self._backend.get(PIN + record_id)
+        return None if raw is None else load_pin(raw)
+
+    def is_pinned(self, record_id: str, *, now: datetime | None = None) -> bool:
+        held = self.pin_info(record_id)
+        return held is not None and held.live(_now(now))
+
+    def end_session(self, session: str) -> int:
+        held_by = [
+            (k[len(PIN) :], pin)
+            for k in self._backend.keys(PIN)
+            if (pin := self.pin_info(k[len(PIN) :])) is not None and session in pin.sessions
+        ]
+        ended = 0
+        for record_id, pin in held_by:
+            left = [s for s in pin.sessions if s != session]
+            if left:
+                self._backend.set(
+                    PIN + record_id,
+                    pin.model_copy(update={"sessions": left}).model_dump_json().encode(),
+                )
+            else:
+                self.unpin(record_id)
+                ended += 1
+        return ended
+
+
+def _now(now: datetime | None) -> datetime:
+    return datetime.now(UTC) if now is None else aware("now", now)

@@ -1,0 +1,247 @@
+"""How a `KeyValueStore` reads: a record by id or prefix, its payload, its sightings,
+and listings of records.
+
+Records are found through the indexes (see `_index`: by time, key, session, tool, id
+prefix, and the ids their meta names), never by reading the others.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import suppress
+from datetime import datetime
+from typing import cast
+
+from .._errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound
+from .._models import Observation, Record
+from ..ids import ID_LENGTH, check_prefix, content_hash
+from ._arguments import aware
+from ._backend import Backend
+from ._codec import load_observation, load_record
+from ._index import IDS, KEY, REF, SEEN, SESSION, TIME, TOMBS, TOOL, micros
+from ._keys import OBSERVED, RECORD, TOMBSTONE, blob_key, tokens_key
+
+_PARSED = 2048  # records a store keeps parsed (a few MB at most)
+
+
+class Reading:
+    """The reads of a `KeyValueStore`, and the state they keep: the base it is built on."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._ids = not backend.ranged_keys  # ids need an index of their own
+        self._own = not backend.indexes_records  # the entries of a record's Row too
+        # A backend that reads a record, its payload and its token count at once (a
+        # method of its class: a wrapper that passes other calls through reads apart).
+        self._joined: Callable[[str], tuple[bytes, bytes | None, bytes | None] | None] | None
+        joined = getattr(type(backend), "get_joined", None)
+        self._joined = None if joined is None else functools.partial(joined, backend)
+        self._recent: tuple[str, str, bytes] = ("", "", b"")  # id, hash, payload last read
+        # Records this store wrote or read lately, parsed, by their stored bytes: the same
+        # bytes parse to the same record, so a hit skips the checksum and the parse, and
+        # a record altered since (other bytes) is read and checked afresh.
+        self._parsed: dict[bytes, Record] = {}
+
+    @property
+    def location(self) -> str:
+        return self._backend.location
+
+    def get(self, record_id: str) -> Record:
+        if self._joined is not None:
+            # One read for the record, its payload and its token count; the payload is
+            # kept for a `read` of the same record that follows (and re-hashed there).
+            found = self._joined(RECORD + record_id)
+            if found is not None:
+                value, payload, tokens = found
+                record = self._parse(record_id, value)
+                if payload is not None:
+                    self._recent = (record_id, record.content_hash, payload)
+                if tokens is None:
+                    return record
+                return record.model_copy(update={"tokens": int(tokens)})
+            raw: bytes | None = None
+        else:
+            raw = self._backend.get(RECORD + record_id)
+        if raw is None:
+            tomb = self._backend.get(TOMBSTONE + record_id)
+            if tomb is not None:
+                when = json.loads(tomb).get("at", "?")
+                raise Expired(
+                    f"result {record_id} expired: it was removed by garbage collection at "
+                    f"{when}; run the call again to get a fresh result"
+                )
+            raise NotFound(f"no result with id {record_id}")
+        return self._with_tokens(self._parse(record_id, raw))
+
+    def _parse(self, record_id: str, raw: bytes) -> Record:
+        record = self._parsed.get(raw)
+        if record is None or record.id != record_id:
+            record = load_record(record_id, raw)  # checked: it raises on any damage
+            self._remember(raw, record)
+        return record
+
+    def _remember(self, raw: bytes, record: Record) -> None:
+        parsed = self._parsed
+        if len(parsed) >= _PARSED:
+            # The oldest goes (another thread may have taken it meanwhile).
+            with suppress(KeyError, RuntimeError, StopIteration):
+                del parsed[next(iter(parsed))]
+        parsed[raw] = record
+
+    def _with_tokens(self, record: Record) -> Record:
+        tokens = self._backend.get(tokens_key(record.content_hash))
+        if tokens is None:
+            return record
+        return record.model_copy(update={"tokens": int(tokens)})
+
+    def resolve(self, text: str) -> str:
+        prefix = check_prefix(text)
+        if len(prefix) == ID_LENGTH:
+            if self._backend.contains(RECORD + prefix) or self._backend.contains(
+                TOMBSTONE + prefix
+            ):
+                return prefix
+            raise NotFound(f"no result with id {prefix}")
+        if self._ids:
+            matches = self._backend.prefixed(IDS, prefix)
+            expired = [] if matches else self._backend.prefixed(TOMBS, prefix)
+        else:
+            matches = [k[len(RECORD) :] for k in self._backend.keys(RECORD + prefix)]
+            gone = [] if matches else self._backend.keys(TOMBSTONE + prefix)
+            expired = [k[len(TOMBSTONE) :] for k in gone]
+        if not matches:
+            if len(expired) == 1:
+                return expired[0]
+            raise NotFound(f"no result id starts with {prefix!r}")
+        if len(matches) > 1:
+            raise AmbiguousId(prefix, matches)
+        return matches[0]
+
+    def read(self, record: Record) -> bytes:
+        return self._read_blob(record.content_hash, record.id)
+
+    def _read_blob(self, digest: str, record_id: str) -> bytes:
+        recent = self._recent
+        if recent[0] == record_id and recent[1] == digest:
+            data: bytes | None = recent[2]
+            self._recent = ("", "", b"")  # once: a later read reads the store again
+        else:
+            data = self._backend.get(blob_key(digest))
+        if data is None:
+            raise IntegrityError(
+                f"the payload of result {record_id} (blob {digest[:16]}) is missing from the store"
+            )
+        actual = content_hash(data)
+        if actual != digest:
+            raise IntegrityError(
+                f"the payload of result {record_id} is corrupt: its bytes hash to "
+                f"{actual[:16]}, not {digest[:16]}; it will not be served"
+            )
+        return data
+
+    def observations(self, record_id: str) -> list[Observation]:
+        record = self.get(record_id)
+        return [Observation(at=record.observed_at, session=record.session), *self._later(record_id)]
+
+    def _later(self, record_id: str) -> list[Observation]:
+        return [load_observation(record_id, o) for o in self._backend.items(OBSERVED + record_id)]
+
+    def last_seen(self, record: Record) -> datetime:
+        """The latest observation of the record: what staleness and gc go by."""
+        later = self._later(record.id)
+        return max([record.observed_at, *(o.at for o in later)])
+
+    def records(
+        self,
+        *,
+        tool: str | None = None,
+        key: str | None = None,
+        session: str | None = None,
+        since: datetime | None = None,
+        refers_to: str | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[Record]:
+        if since is not None:
+            since = aware("records since", since)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ArgumentError(f"records limit must be a whole number, not {limit!r}")
+        if limit is not None and limit <= 0:
+            raise ArgumentError(f"records limit must be positive, not {limit}")
+        # The index to walk: the narrowest of the filters given. Every one but `session`
+        # and `seen` is in the order records are listed in, so that a `limit` stops the
+        # walk; the others are read whole (they hold only what matches).
+        if key is not None:
+            name = KEY + key
+        elif refers_to is not None:
+            name = REF + refers_to
+        elif session is not None:
+            name = SESSION + session
+        elif tool is not None:
+            name = TOOL + tool
+        elif since is not None:
+            name = SEEN
+        else:
+            name = TIME
+
+        def wanted(record: Record) -> bool:
+            if tool is not None and record.tool != tool:
+                return False
+            if key is not None and record.key != key:
+                return False
+            if refers_to is not None and refers_to not in record.meta.values():
+                return False
+            if (
+                session is not None
+                and not name.startswith(SESSION)
+                and record.session != session
+                and all(o.session != session for o in self._later(record.id))
+            ):
+                return False
+            return since is None or name == SEEN or self.last_seen(record) >= since
+
+        if limit is None or name.startswith(SESSION) or name == SEEN:
+            if name == TIME:
+                # Every record: read from the keys, as it reads them all anyway, so that
+                # a listing shows records that no index knows (written by hand, or by
+                # an older version after this store was indexed).
+                ids = [k[len(RECORD) :] for k in self._backend.keys(RECORD)]
+            elif name == SEEN:  # first seen since, or seen again since
+                at = micros(cast(datetime, since))
+                ids = self._backend.members(TIME, low=at) + self._backend.members(SEEN, high=-at)
+            else:
+                ids = self._backend.members(name)
+            found = [r for r in self._load(list(dict.fromkeys(ids))) if wanted(r)]
+            found.sort(key=lambda r: (r.observed_at, r.id), reverse=newest_first)
+            return iter(found[:limit])
+        return iter(self._walk(name, newest_first, limit, wanted))
+
+    def _walk(
+        self, name: str, newest_first: bool, limit: int, wanted: Callable[[Record], bool]
+    ) -> list[Record]:
+        """The first `limit` wanted records of an index in its order, read a page at a
+        time: as many as needed, not the whole index."""
+        found: list[Record] = []
+        seen: set[str] = set()  # a record written meanwhile shifts the pages: once each
+        offset, page = 0, max(limit, 16)
+        while True:
+            ids = self._backend.members(name, reverse=newest_first, offset=offset, limit=page)
+            for record in self._load(i for i in ids if i not in seen):
+                seen.add(record.id)
+                if wanted(record):
+                    found.append(record)
+                    if len(found) == limit:
+                        return found
+            if len(ids) < page:
+                return found
+            offset += len(ids)
+            page = min(page * 4, 4096)
+
+    def _load(self, ids: Iterable[str]) -> Iterator[Record]:
+        """The records with these ids, skipping any removed since they were listed."""
+        for record_id in ids:
+            raw = self._backend.get(RECORD + record_id)
+            if raw is not None:
+                yield self._with_tokens(self._parse(record_id, raw))

@@ -31,7 +31,7 @@ from ._errors import BundleError, NotFound
 from ._models import Observation, Record
 from ._stores import Store
 from ._stores._base import USER_PIN, Pin
-from ._stores._kv import one_line
+from ._stores._codec import one_line
 from .ids import ID_LENGTH, canonical_json, content_hash
 
 FORMAT = "addressable-bundle"

@@ -17,7 +17,6 @@ from .._models import Observation, Record
 from ._backend import Backend
 from ._base import USER_PIN, StoreStats
 from ._codec import dump_record, untokened
-from ._codec import one_line as one_line  # the bundle layer imports it from here
 from ._index import (
     ADDRESS,
     BLOBS,

@@ -22,65 +22,24 @@ no marker, the fields written), recording `completed`, `not_applied` or `unknown
 from __future__ import annotations
 
 import asyncio
-import json
-import uuid
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 import addressable as ad
 
-from ._base import Adapter, Identity, schema
-from ._http import (
-    DEFAULT_DEADLINE,
-    HTTP_ERRORS,
-    AsyncClient,
-    Clients,
-    Exchange,
-    SyncClient,
-    check_deadline,
-)
-from ._urls import normalize_url, origin, redact_url
+from ._apirecord import VERIFY_TOOL, ApiRecording
+from ._apiscope import WRITES, Action, Scope
+from ._base import Identity, schema
+from ._http import DEFAULT_DEADLINE, AsyncClient, Clients, SyncClient, check_deadline
 
-Action = Literal["read", "replay", "reversible-write", "write"]
-WRITES = {
-    "POST": "write",
-    "DELETE": "write",
-    "PUT": "reversible-write",
-    "PATCH": "reversible-write",
-}
-VERIFY_TOOL = "api_verify"
+__all__ = ["DEFAULT_MAX_AGE", "DEFAULT_TIMEOUT", "VERIFY_TOOL", "WRITES", "Action", "Api", "Scope"]
+
 DEFAULT_TIMEOUT = 10.0  # seconds
 DEFAULT_MAX_AGE = timedelta(minutes=5)  # how long a read may be relied on
-_FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
 
 
-class Scope(BaseModel):
-    """What an Api adapter may do: which origins, as which identities, which actions.
-    A call outside it raises `ScopeError` and nothing is sent. "write" allows
-    reversible writes too."""
-
-    model_config = ConfigDict(frozen=True)
-
-    origins: tuple[str, ...]
-    identities: tuple[str, ...] | None = None  # None: every identity the adapter knows
-    actions: frozenset[Action] = frozenset({"read", "replay"})
-
-    def check(self, url: str, identity: str, action: Action) -> None:
-        where = origin(url)
-        if where not in {origin(o) for o in self.origins}:
-            raise ad.ScopeError(f"{where} is not an allowed origin; nothing was sent")
-        if self.identities is not None and identity not in self.identities:
-            raise ad.ScopeError(f"identity {identity!r} is outside the scope; nothing was sent")
-        allowed = self.actions | ({"reversible-write"} if "write" in self.actions else set())
-        if action not in allowed:
-            raise ad.ScopeError(f"{action} is outside the scope; nothing was sent")
-
-
-class Api(Adapter):
+class Api(ApiRecording):
     """JSON APIs over httpx, as named identities whose credentials are secret references.
 
     Secret references (``secret:env:NAME``) are resolved in the headers of
@@ -156,62 +115,6 @@ class Api(Adapter):
         if self._clients.sync_only:
             return await asyncio.to_thread(self.get, url, identity=identity, action=action)
         return await self._aget(url, identity, action, self.allow_secrets)
-
-    def _get(
-        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
-    ) -> ad.Result:
-        call = self._read_call(url, identity, action, allowed)
-        return self._read_result(call, self._send(call))
-
-    async def _aget(
-        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
-    ) -> ad.Result:
-        call = self._read_call(url, identity, action, allowed)
-        return self._read_result(call, await self._asend(call))
-
-    def _read_call(
-        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
-    ) -> _Call:
-        """A GET checked against the scope and the secrets allowed; nothing sent yet."""
-        self._check(url, identity, action)
-        self.kit.secrets.check_allowed(url, allowed, "the URL")
-        credentials = self._credentials(identity)
-        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
-        return _Call(
-            method="GET",
-            wire=wire,
-            url=url,
-            credentials=credentials,
-            headers=self._headers(credentials),
-            args={"method": "GET", "url": url, "identity": identity},
-            key=f"GET {normalize_url(url)} as {identity}",
-        )
-
-    def _read_result(self, call: _Call, sent: _Sent) -> ad.Result:
-        """Record what a GET gave: the response, or the failure (then raised)."""
-        if sent.error is not None:
-            self.kit.record_failure(
-                self.name, call.args, sent.error, determinism="deterministic", key=call.key
-            )
-            raise sent.error
-        response = sent.response
-        meta: dict[str, Any] = {"status_code": response.status_code}
-        if sent.exchange.note is not None:
-            meta["redirect"] = sent.exchange.note
-        options: ad.RecordOptions = {
-            "key": call.key,
-            "max_age": self.max_age,
-            "media_type": response.headers.get("content-type", "application/json"),
-            "meta": meta,
-        }
-        if response.status_code >= 400:
-            options["status"] = ad.Status.ERROR
-            options["error"] = (
-                f"HTTP {response.status_code} {response.reason_phrase} for {call.url}"
-            )
-        return self.kit.record(
-            self.name, call.args, sent.body, determinism="deterministic", **options
-        )
 
     def _reread(self, record: ad.Record) -> ad.Result:
         url, identity = str(record.args["url"]), str(record.args["identity"])
@@ -297,137 +200,6 @@ class Api(Adapter):
         )
         return self._write_result(call, await self._asend(call))
 
-    def _write_call(
-        self,
-        method: str,
-        url: str,
-        *,
-        identity: str,
-        json_body: dict[str, Any] | None = None,
-        marker_field: str | None = None,
-        idempotency_key: str | None = None,
-        depends_on: Sequence[str] = (),
-        allowed: Collection[str] | None,
-    ) -> _Call:
-        """A write checked against the scope, the secrets allowed and the freshness of
-        what it depends on, with its idempotency key and marker; nothing sent yet."""
-        method = method.upper()
-        if method not in WRITES:
-            raise ad.ArgumentError(f"{method} is not a write: use {', '.join(WRITES)}")
-        self._check(url, identity, WRITES[method])  # type: ignore[arg-type]
-        self.kit.secrets.check_allowed(url, allowed, "the URL")
-        self.kit.require_fresh(depends_on)  # a write on stale facts waits: nothing is sent
-        key = idempotency_key or uuid.uuid4().hex
-        body = dict(json_body) if json_body is not None else None
-        marker = None
-        if marker_field is not None:
-            marker = f"ad-{key[:16]}"
-            body = {**(body or {}), marker_field: marker}
-        credentials = self._credentials(identity)
-        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
-        return _Call(
-            method=method,
-            wire=wire,
-            url=url,
-            credentials=credentials,
-            headers={**self._headers(credentials), "Idempotency-Key": key},
-            args={"method": method, "url": url, "identity": identity, "body": body},
-            key=key,
-            body=body,
-            meta={"marker": marker, "marker_field": marker_field, ad.Report.WRITTEN: ["body"]},
-        )
-
-    def _write_result(self, call: _Call, sent: _Sent) -> ad.Result:
-        """Record the Action with the outcome that is known from what was sent."""
-        args, key, meta = call.args, call.key, dict(call.meta)
-        if sent.error is not None:
-            if sent.exchange.nothing_sent(sent.error):  # no connection was made
-                return self._action(args, key, meta, ad.Outcome.NOT_APPLIED, sent.error, sent=False)
-            # timeouts, resets and the deadline after the request went out
-            return self._action(args, key, meta, ad.Outcome.UNKNOWN, sent.error, sent=True)
-        if sent.exchange.note is not None:
-            meta["redirect"] = sent.exchange.note
-        response = sent.response
-        code = response.status_code
-        if 200 <= code < 300:
-            outcome = ad.Outcome.COMPLETED
-        elif 400 <= code < 500 and code not in (408, 429):
-            outcome = ad.Outcome.NOT_APPLIED
-        else:
-            outcome = ad.Outcome.UNKNOWN
-        meta["status_code"] = code
-        error = None if outcome is ad.Outcome.COMPLETED else f"HTTP {code} {response.reason_phrase}"
-        return self.kit.record(
-            self.name,
-            args,
-            sent.body,
-            determinism="side_effect",
-            outcome=outcome,
-            idempotency_key=key,
-            meta=meta,
-            media_type=response.headers.get("content-type", "application/json"),
-            status=ad.Status.OK if error is None else ad.Status.ERROR,
-            error=error,
-        )
-
-    # -- sending -----------------------------------------------------------------------
-
-    def _send(self, call: _Call) -> _Sent:
-        """Send `call` through the sync client; a failure is returned, not raised."""
-        client = self._clients.sync()
-        exchange = self._exchange(call, client.follow_redirects)
-        request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
-        body = bytearray()
-        try:
-            response = exchange.send(client, request, body.extend)
-        except _FAILURES as exc:
-            return _Sent(exchange, error=exc)
-        return _Sent(exchange, response, bytes(body))
-
-    async def _asend(self, call: _Call) -> _Sent:
-        """`_send` through the async client."""
-        client = self._clients.asynchronous()
-        exchange = self._exchange(call, client.follow_redirects)
-        request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
-        body = bytearray()
-        try:
-            response = await exchange.asend(client, request, body.extend)
-        except _FAILURES as exc:
-            return _Sent(exchange, error=exc)
-        return _Sent(exchange, response, bytes(body))
-
-    def close(self) -> None:
-        """Close the sync client this adapter made (not one it was given)."""
-        self._clients.close()
-
-    async def aclose(self) -> None:
-        """Close every client this adapter made (not ones it was given)."""
-        await self._clients.aclose()
-
-    def _action(
-        self,
-        args: dict[str, Any],
-        key: str,
-        meta: dict[str, Any],
-        outcome: ad.Outcome,
-        exc: BaseException,
-        *,
-        sent: bool,
-    ) -> ad.Result:
-        when = "after sending" if sent else "before anything was sent"
-        message = f"{type(exc).__name__} {when}: {exc}"
-        return self.kit.record(
-            self.name,
-            args,
-            message.encode(),
-            determinism="side_effect",
-            outcome=outcome,
-            idempotency_key=key,
-            meta=meta,
-            status=ad.Status.ERROR,
-            error=message,
-        )
-
     # -- verification ------------------------------------------------------------------
 
     def verify(self, action_id: str, *, identity: str, read: str | None = None) -> ad.Result:
@@ -441,57 +213,6 @@ class Api(Adapter):
         if self._clients.sync_only:
             return await asyncio.to_thread(self.verify, action_id, identity=identity, read=read)
         return await self._averify(action_id, identity, read, self.allow_secrets)
-
-    def _verify(
-        self, action_id: str, identity: str, read: str | None, allowed: Collection[str] | None
-    ) -> ad.Result:
-        action, url, allowed = self._verify_call(action_id, read, allowed)
-        try:
-            seen = self._get(url, identity, "read", allowed)
-        except _FAILURES as exc:
-            return self._verified(action, url, identity, exc)
-        return self._verified(action, url, identity, seen)
-
-    async def _averify(
-        self, action_id: str, identity: str, read: str | None, allowed: Collection[str] | None
-    ) -> ad.Result:
-        action, url, allowed = self._verify_call(action_id, read, allowed)
-        try:
-            seen = await self._aget(url, identity, "read", allowed)
-        except _FAILURES as exc:
-            return self._verified(action, url, identity, exc)
-        return self._verified(action, url, identity, seen)
-
-    def _verify_call(
-        self, action_id: str, read: str | None, allowed: Collection[str] | None
-    ) -> tuple[ad.Record, str, Collection[str] | None]:
-        """The write to verify, the URL to read and the secrets that read may resolve."""
-        action = self.kit.get(action_id)
-        if action.tool != self.name or action.determinism is not ad.Determinism.SIDE_EFFECT:
-            raise ad.ArgumentError(f"{action.id} is not a write of this adapter")
-        # The action's own URL was recorded from a call the adapter allowed.
-        return action, read or str(action.args["url"]), allowed if read else self.allow_secrets
-
-    def _verified(
-        self, action: ad.Record, url: str, identity: str, seen: ad.Result | Exception
-    ) -> ad.Result:
-        """Record what the read `seen` (or its failure) says of the write."""
-        args = {"action": action.id, "read": url, "identity": identity}
-        if isinstance(seen, Exception):
-            outcome, why, read_id = ad.Outcome.UNKNOWN, f"the read failed: {seen}", None
-        else:
-            outcome, why = _judge(action, seen)
-            read_id = seen.id
-        what = f"{action.args['method']} {action.args['url']}"
-        text = f"action {action.id} ({what}): {outcome.value}; {why}"
-        return self.kit.record(
-            VERIFY_TOOL,
-            args,
-            text.encode(),
-            determinism="nondeterministic",
-            outcome=outcome,
-            meta={ad.Report.VERIFIES: action.id, "read": read_id},
-        )
 
     def outcome(self, action_id: str) -> ad.Outcome | None:
         """What is known of an Action now: its latest verification, else its own."""
@@ -544,63 +265,6 @@ class Api(Adapter):
             head += "; it may or may not have taken effect: VERIFY it before any retry"
         return f"{head}]\n{result.text}"
 
-    # -- helpers -----------------------------------------------------------------------
-
-    def _check(self, url: str, identity: str, action: Action) -> None:
-        if identity not in self.identities:
-            known = ", ".join(sorted(self.identities)) or "none"
-            raise ad.ScopeError(
-                f"no identity named {identity!r} (known: {known}); nothing was sent"
-            )
-        self.scope.check(url, identity, action)
-
-    def _credentials(self, identity: str) -> dict[str, str]:
-        return self.identities[identity].resolved_headers(self.kit.secrets)
-
-    def _headers(self, credentials: dict[str, str]) -> dict[str, str]:
-        return {"Accept": "application/json", **credentials}
-
-    def _exchange(self, call: _Call, follow: bool) -> Exchange:
-        origins = {origin(o) for o in self.scope.origins}
-
-        def stay(target: str) -> str | None:
-            where = origin(target)
-            return None if where in origins else f"not followed: {where} is outside the scope"
-
-        return Exchange(
-            self.kit.secrets,
-            credentials=call.credentials,
-            deadline=self.deadline,
-            what=f"{call.method} {call.url}",
-            follow=follow,
-            stay=stay,
-        )
-
-
-@dataclass
-class _Call:
-    """One call checked and ready to send: nothing of it depends on the client."""
-
-    method: str
-    wire: str  # the URL sent, secrets resolved
-    url: str  # the URL recorded
-    credentials: dict[str, str]
-    headers: dict[str, str]
-    args: dict[str, Any]
-    key: str  # a read's record key; a write's idempotency key
-    body: dict[str, Any] | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _Sent:
-    """What sending a call gave: the last response and its body, or the failure."""
-
-    exchange: Exchange
-    response: Any = None
-    body: bytes = b""
-    error: Exception | None = None
-
 
 def _model_call(arguments: dict[str, Any]) -> tuple[str, str]:
     return str(arguments.get("method", "GET")).upper(), str(arguments["identity"])
@@ -608,41 +272,3 @@ def _model_call(arguments: dict[str, Any]) -> tuple[str, str]:
 
 def _str(value: Any) -> str | None:
     return None if value is None else str(value)
-
-
-def _judge(action: ad.Record, seen: ad.Result) -> tuple[ad.Outcome, str]:
-    code = seen.record.meta.get("status_code")
-    method = str(action.args["method"])
-    if method == "DELETE" and code in (404, 410):
-        return ad.Outcome.COMPLETED, f"the resource is gone (HTTP {code})"
-    if not isinstance(code, int) or code >= 500 or code in (408, 429):
-        return ad.Outcome.UNKNOWN, f"the read answered HTTP {code}"
-    if code >= 400:
-        return ad.Outcome.NOT_APPLIED, f"the resource cannot be read (HTTP {code})"
-    if method == "DELETE":
-        return ad.Outcome.NOT_APPLIED, "the resource is still there"
-    try:
-        current = json.loads(seen.payload)
-    except ValueError:
-        return ad.Outcome.UNKNOWN, "the resource is not JSON"
-    marker = action.meta.get("marker")
-    if isinstance(marker, str):
-        if _contains(current, marker):
-            return ad.Outcome.COMPLETED, f"the marker {marker} is in the resource"
-        return ad.Outcome.NOT_APPLIED, f"the marker {marker} is not in the resource"
-    body = action.args.get("body")
-    if isinstance(body, dict) and isinstance(current, dict):
-        if all(current.get(k) == v for k, v in body.items()):
-            return ad.Outcome.COMPLETED, "every field written has the value written"
-        return ad.Outcome.NOT_APPLIED, "some field written has another value"
-    return ad.Outcome.UNKNOWN, "nothing to compare: write with marker_field to verify"
-
-
-def _contains(value: Any, marker: str) -> bool:
-    if isinstance(value, str):
-        return marker in value
-    if isinstance(value, dict):
-        return any(_contains(v, marker) for v in value.values())
-    if isinstance(value, list):
-        return any(_contains(v, marker) for v in value)
-    return False

@@ -69,6 +69,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # tool families, SDK integrations and the MCP proxy: users of the facade
     "adapters": (
         "adapters",
+        "adapters._apirecord",
+        "adapters._apirequest",
+        "adapters._apiscope",
         "adapters._base",
         "adapters._git",
         "adapters._hits",

@@ -1,0 +1,175 @@
+"""An Api call made ready and sent: checked against the scope, the secrets allowed and the
+identity, with its headers; sent once through the sync or the async client, a transport
+failure returned rather than raised, for the caller to record."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import addressable as ad
+
+from ._apiscope import WRITES, Action, Scope
+from ._base import Adapter, Identity
+from ._http import HTTP_ERRORS, Clients, Exchange
+from ._urls import normalize_url, origin, redact_url
+
+# What a call may fail with: the transport's failures and the deadline.
+FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
+
+
+class ApiRequests(Adapter):
+    """The request side of `Api`: a call checked and built, then sent; the clients it
+    made, closed. `Api` sets the attributes."""
+
+    identities: dict[str, Identity]
+    scope: Scope
+    deadline: float
+    _clients: Clients
+
+    def _read_call(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> Call:
+        """A GET checked against the scope and the secrets allowed; nothing sent yet."""
+        self._check(url, identity, action)
+        self.kit.secrets.check_allowed(url, allowed, "the URL")
+        credentials = self._credentials(identity)
+        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
+        return Call(
+            method="GET",
+            wire=wire,
+            url=url,
+            credentials=credentials,
+            headers=self._headers(credentials),
+            args={"method": "GET", "url": url, "identity": identity},
+            key=f"GET {normalize_url(url)} as {identity}",
+        )
+
+    def _write_call(
+        self,
+        method: str,
+        url: str,
+        *,
+        identity: str,
+        json_body: dict[str, Any] | None = None,
+        marker_field: str | None = None,
+        idempotency_key: str | None = None,
+        depends_on: Sequence[str] = (),
+        allowed: Collection[str] | None,
+    ) -> Call:
+        """A write checked against the scope, the secrets allowed and the freshness of
+        what it depends on, with its idempotency key and marker; nothing sent yet."""
+        method = method.upper()
+        if method not in WRITES:
+            raise ad.ArgumentError(f"{method} is not a write: use {', '.join(WRITES)}")
+        self._check(url, identity, WRITES[method])  # type: ignore[arg-type]
+        self.kit.secrets.check_allowed(url, allowed, "the URL")
+        self.kit.require_fresh(depends_on)  # a write on stale facts waits: nothing is sent
+        key = idempotency_key or uuid.uuid4().hex
+        body = dict(json_body) if json_body is not None else None
+        marker = None
+        if marker_field is not None:
+            marker = f"ad-{key[:16]}"
+            body = {**(body or {}), marker_field: marker}
+        credentials = self._credentials(identity)
+        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
+        return Call(
+            method=method,
+            wire=wire,
+            url=url,
+            credentials=credentials,
+            headers={**self._headers(credentials), "Idempotency-Key": key},
+            args={"method": method, "url": url, "identity": identity, "body": body},
+            key=key,
+            body=body,
+            meta={"marker": marker, "marker_field": marker_field, ad.Report.WRITTEN: ["body"]},
+        )
+
+    def _send(self, call: Call) -> Sent:
+        """Send `call` through the sync client; a failure is returned, not raised."""
+        client = self._clients.sync()
+        exchange = self._exchange(call, client.follow_redirects)
+        request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
+        body = bytearray()
+        try:
+            response = exchange.send(client, request, body.extend)
+        except FAILURES as exc:
+            return Sent(exchange, error=exc)
+        return Sent(exchange, response, bytes(body))
+
+    async def _asend(self, call: Call) -> Sent:
+        """`_send` through the async client."""
+        client = self._clients.asynchronous()
+        exchange = self._exchange(call, client.follow_redirects)
+        request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
+        body = bytearray()
+        try:
+            response = await exchange.asend(client, request, body.extend)
+        except FAILURES as exc:
+            return Sent(exchange, error=exc)
+        return Sent(exchange, response, bytes(body))
+
+    def close(self) -> None:
+        """Close the sync client this adapter made (not one it was given)."""
+        self._clients.close()
+
+    async def aclose(self) -> None:
+        """Close every client this adapter made (not ones it was given)."""
+        await self._clients.aclose()
+
+    def _check(self, url: str, identity: str, action: Action) -> None:
+        if identity not in self.identities:
+            known = ", ".join(sorted(self.identities)) or "none"
+            raise ad.ScopeError(
+                f"no identity named {identity!r} (known: {known}); nothing was sent"
+            )
+        self.scope.check(url, identity, action)
+
+    def _credentials(self, identity: str) -> dict[str, str]:
+        return self.identities[identity].resolved_headers(self.kit.secrets)
+
+    def _headers(self, credentials: dict[str, str]) -> dict[str, str]:
+        return {"Accept": "application/json", **credentials}
+
+    def _exchange(self, call: Call, follow: bool) -> Exchange:
+        origins = {origin(o) for o in self.scope.origins}
+
+        def stay(target: str) -> str | None:
+            where = origin(target)
+            return None if where in origins else f"not followed: {where} is outside the scope"
+
+        return Exchange(
+            self.kit.secrets,
+            credentials=call.credentials,
+            deadline=self.deadline,
+            what=f"{call.method} {call.url}",
+            follow=follow,
+            stay=stay,
+        )
+
+
+@dataclass
+class Call:
+    """One call checked and ready to send: nothing of it depends on the client."""
+
+    method: str
+    wire: str  # the URL sent, secrets resolved
+    url: str  # the URL recorded
+    credentials: dict[str, str]
+    headers: dict[str, str]
+    args: dict[str, Any]
+    key: str  # a read's record key; a write's idempotency key
+    body: dict[str, Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Sent:
+    """What sending a call gave: the last response and its body, or the failure."""
+
+    exchange: Exchange
+    response: Any = None
+    body: bytes = b""
+    error: Exception | None = None

@@ -1,0 +1,42 @@
+"""What an Api adapter may do: the actions there are, which HTTP methods are writes, and
+the `Scope` of origins, identities and actions a call must be within."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+import addressable as ad
+
+from ._urls import origin
+
+Action = Literal["read", "replay", "reversible-write", "write"]
+WRITES = {
+    "POST": "write",
+    "DELETE": "write",
+    "PUT": "reversible-write",
+    "PATCH": "reversible-write",
+}
+
+
+class Scope(BaseModel):
+    """What an Api adapter may do: which origins, as which identities, which actions.
+    A call outside it raises `ScopeError` and nothing is sent. "write" allows
+    reversible writes too."""
+
+    model_config = ConfigDict(frozen=True)
+
+    origins: tuple[str, ...]
+    identities: tuple[str, ...] | None = None  # None: every identity the adapter knows
+    actions: frozenset[Action] = frozenset({"read", "replay"})
+
+    def check(self, url: str, identity: str, action: Action) -> None:
+        where = origin(url)
+        if where not in {origin(o) for o in self.origins}:
+            raise ad.ScopeError(f"{where} is not an allowed origin; nothing was sent")
+        if self.identities is not None and identity not in self.identities:
+            raise ad.ScopeError(f"identity {identity!r} is outside the scope; nothing was sent")
+        allowed = self.actions | ({"reversible-write"} if "write" in self.actions else set())
+        if action not in allowed:
+            raise ad.ScopeError(f"{action} is outside the scope; nothing was sent")

@@ -56,6 +56,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "context": (
         "addressable._blocks",
         "addressable._stubs",
+        "addressable._gistparts",
+        "addressable._identifiers",
+        "addressable._gists",
         "addressable._summarize",
         "addressable._evict",
         "addressable._messages",

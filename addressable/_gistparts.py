@@ -1,0 +1,75 @@
+"""The parts a gist is made of, and how they are joined within a budget of tokens.
+
+A part is whole: a sentence, a value, or a list of values (`Items`). `fit` leaves out a
+part that does not fit rather than cut it, so that no gist ends in a broken fragment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ._tokens import count_tokens
+
+GIST_FLOOR = 12  # tokens a gist may take besides its essential values, at least (JSON: none)
+
+
+@dataclass(frozen=True)
+class Items:
+    """A part that is a list: `head` then values joined by `sep`. When it does not fit,
+    it loses values from its end (never fewer than `least`) rather than being cut."""
+
+    head: str
+    values: Sequence[str]
+    sep: str = ","
+    least: int = 1
+
+    def text(self, n: int | None = None) -> str:
+        return self.head + self.sep.join(self.values[: len(self.values) if n is None else n])
+
+
+Part = str | Items
+
+
+def part_tokens(part: Part) -> int:
+    """The tokens `part` takes in a gist, its separator included."""
+    return count_tokens((part.text() if isinstance(part, Items) else part) + "; ")
+
+
+def fit(parts: Iterable[Part], budget: int, sep: str = "; ") -> str:
+    """Join `parts`, in order, within `budget` tokens. A part that does not fit is left
+    out (an `Items` part first loses values from its end), and later, smaller parts
+    still get their chance: no part is ever cut in the middle."""
+    kept: list[str] = []
+    used = 0
+    for part in parts:
+        if isinstance(part, Items):
+            values = list(part.values)
+            n = len(values)
+            text = part.text(n)
+            cost = count_tokens(text + sep)
+            if used + cost > budget and n > part.least:
+                # Drop values from the end: estimate, then step until it fits.
+                n = max(part.least, min(n - 1, int(n * (budget - used) / max(1, cost))))
+                text = part.text(n)
+                cost = count_tokens(text + sep)
+                while used + cost > budget and n > part.least:
+                    n -= 1
+                    text = part.text(n)
+                    cost = count_tokens(text + sep)
+            if not values or not text.strip():
+                continue
+        else:
+            text = part.strip()
+            if not text:
+                continue
+            cost = count_tokens(text + sep)
+        if used + cost > budget:
+            continue
+        kept.append(text)
+        used += cost
+    joined = ""
+    for text in kept:
+        # After a sentence that ends with its own stop, a space is enough.
+        joined += (" " if joined.endswith((".", "!", "?")) else sep) + text if joined else text
+    return joined

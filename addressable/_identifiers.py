@@ -1,0 +1,107 @@
+"""The names a stub keeps of a text: URLs, paths and made-up words (snake_case,
+CamelCase, dotted names, dunders, codes, dates), and of those the ones the conversation
+does not show yet (`Known`). Not the ids of records: those are `ids`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+PATH = re.compile(
+    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.@+-]+/)+[\w.@+-]+(?::\d+)?|"
+    r"(?<![\w/.-])[\w-]+\.(?:py|pyi|js|ts|tsx|jsx|rs|go|java|kt|c|h|cc|cpp|hpp|"
+    r"rb|php|md|rst|txt|json|ya?ml|toml|cfg|ini|html?|css|sql|sh|lock|xml|csv)"
+    r"(?::\d+)?\b"
+)
+# Words that look made up: snake_case, CamelCase, dotted names, dunders, or letters and
+# digits mixed (booking codes, flight numbers, hashes), dates.
+_IDENT = re.compile(
+    r"(?<!\w)(?:_*[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|__\w+__|_[A-Za-z]\w*|"
+    r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z0-9]*|"
+    r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{5,}|"
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\d{4}-\d\d-\d\d)(?![\w])"
+)
+# A line that says what failed: a test, an error.
+_FAILING = re.compile(
+    r"^[ \t]*(?:FAIL|ERROR|FAILED|ERRORS?)\b[: \t].*$|^[ \t]*[\w.]*(?:Error|Exception)\b:.*$",
+    re.M,
+)
+_DUNDER = re.compile(r"__[A-Za-z]\w*__")
+_CAMEL = re.compile(r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*")
+_NOT_A_NAME = re.compile(r"_+|0x[0-9a-fA-F]+|[0-9a-f]{7,}")  # rules, addresses, hashes
+
+
+@dataclass(frozen=True)
+class Known:
+    """Text the conversation already shows: a value in it is not repeated in a stub,
+    whose room goes to what would otherwise be lost."""
+
+    text: str
+
+    def new(self, value: str) -> bool:
+        return value not in self.text
+
+    def names(self, text: str, limit: int = 200) -> list[str]:
+        """Identifiers in `text` the conversation does not show yet, most telling
+        first: dunders and CamelCase names (classes, exceptions), then paths and dotted
+        names, then the rest; in each group the most used first. A name that another
+        one holds whole (a file in its path) is left to that one."""
+        found = [n for n in identifiers(text, by_count=True) if self.new(n)][: limit * 2]
+        whole = [n for n in found if not any(n != other and n in other for other in found)]
+        return sorted(whole, key=_telling)[:limit]
+
+    def failing(self, text: str) -> list[str]:
+        """The names on lines that say what failed: a failing test, an error."""
+        names: list[str] = []
+        for match in _FAILING.finditer(text):
+            for name in identifiers(match[0]):
+                if name not in names and self.new(name):
+                    names.append(name)
+        return names
+
+
+def _telling(name: str) -> int:
+    if _DUNDER.fullmatch(name) or _CAMEL.fullmatch(name):
+        return 0
+    if "/" in name or "." in name:
+        return 1
+    if "_" in name or not name.isalnum():
+        return 2
+    return 3  # letters and digits mixed: in an output, more often a hash or a version
+
+
+def identifiers(text: str, by_count: bool = False) -> Iterator[str]:
+    """URLs, paths and made-up words, each once: in order of first appearance, or with
+    `by_count` the most repeated first. A word inside a URL or a path is not repeated."""
+    spans: list[tuple[int, int]] = []
+    first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for pattern in (_URL, PATH):
+        for match in pattern.finditer(text):
+            if any(s <= match.start() < e for s, e in spans):
+                continue
+            spans.append((match.start(), match.end()))
+            _tally(match[0].rstrip(".,;:"), match.start(), first, count)
+    spans.sort()
+    starts = [s for s, _ in spans]
+    for match in _IDENT.finditer(text):
+        at = bisect.bisect_right(starts, match.start()) - 1
+        if at >= 0 and match.start() < spans[at][1]:
+            continue  # part of a URL or a path already taken whole
+        _tally(match[0].rstrip(".,;:"), match.start(), first, count)
+
+    def rank(value: str) -> tuple[int, int]:
+        return (-count[value] if by_count else 0, first[value])
+
+    yield from sorted(first, key=rank)
+
+
+def _tally(value: str, at: int, first: dict[str, int], count: dict[str, int]) -> None:
+    if len(value) < 4 or len(value) > 120 or _NOT_A_NAME.fullmatch(value):
+        return
+    first.setdefault(value, at)
+    count[value] = count.get(value, 0) + 1

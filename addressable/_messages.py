@@ -13,72 +13,39 @@ Four shapes are read:
 
 A list may hold what agent code holds: dicts, or the SDKs' own objects (pydantic models,
 anywhere in the list: `resp.content`'s blocks, a `ChatCompletionMessage`, Responses
-output items), which are read as the dicts the SDK would send (`views`); or LangChain
-messages (`AIMessage` with `tool_calls`, `ToolMessage`), read as the flattened shape.
-The SDKs are never imported: objects are recognised by what they have (`model_dump`,
-and for LangChain, `type` and `additional_kwargs`).
+output items), which are read as the dicts the SDK would send; or LangChain messages
+(`AIMessage` with `tool_calls`, `ToolMessage`), read as the flattened shape: see
+`_sdkviews`. Each shape's messages are read by `_shapes`.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from ._blocks import non_text
-from ._errors import AddressableError, ArgumentError
+from ._conversation import SHAPES, Conversation, MalformedMessages, Shape, ToolCall, ToolResult
+from ._errors import ArgumentError
+from ._sdkviews import views
+from ._shapes import read_anthropic, read_chat, read_responses
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 
-Shape = Literal["anthropic", "openai", "flat", "openai-responses"]
-Source = Literal["dicts", "sdk", "langchain"]  # what the list held: see `views`
-SHAPES: tuple[Shape, ...] = ("anthropic", "openai", "flat", "openai-responses")
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "Conversation",
+    "MalformedMessages",
+    "Shape",
+    "ToolCall",
+    "ToolResult",
+    "detect",
+    "message_text",
+    "message_tokens",
+    "parse",
+    "said",
+    "set_result_text",
+]
+
 MESSAGE_OVERHEAD = 3  # tokens each message costs beyond its text (role and separators)
-
-
-class MalformedMessages(AddressableError, ValueError):
-    """A message list that is not well formed, or an item that is no message (neither a
-    dict, an SDK message object nor a LangChain message); `index` names the offending
-    message and the message says what was expected."""
-
-    def __init__(self, index: int, why: str) -> None:
-        self.index = index
-        super().__init__(f"message {index}: {why}")
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A tool call in the list: where it is, its id, the tool and its arguments."""
-
-    index: int
-    call_id: str
-    name: str
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """A tool result in the list: where it is (message, and block for Anthropic), the
-    call it answers and its text."""
-
-    index: int
-    block: int | None
-    call_id: str
-    text: str
-    is_error: bool
-    content: tuple[Any, ...] | None = None  # the parts, when one is not text (an image)
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """What `parse` found: the shape, every call by id, every result in order, and the
-    calls still in flight (at the end of the list, with no result yet)."""
-
-    shape: Shape
-    calls: dict[str, ToolCall]
-    results: list[ToolResult]
-    in_flight: list[ToolCall]
 
 
 def detect(messages: Sequence[Any]) -> Shape:
@@ -112,10 +79,10 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
         raise ArgumentError(f"a list of LangChain messages has the flat shape, not {shape!r}")
     found: Shape = detect(messages) if shape == "auto" else _shape(shape)
     reader = {
-        "anthropic": _anthropic,
-        "openai": _chat,
-        "flat": _chat,
-        "openai-responses": _responses,
+        "anthropic": read_anthropic,
+        "openai": read_chat,
+        "flat": read_chat,
+        "openai-responses": read_responses,
     }[found]
     calls: dict[str, ToolCall] = {}
     results: list[ToolResult] = []
@@ -156,130 +123,6 @@ def _shape(shape: str) -> Shape:
     if shape not in SHAPES:
         raise ArgumentError(f"unknown message shape {shape!r}: use auto or one of {SHAPES}")
     return shape
-
-
-def _anthropic(i: int, message: Mapping[str, Any], shape: Shape) -> list[ToolCall | ToolResult]:
-    role = message.get("role")
-    if role not in ("user", "assistant"):
-        raise MalformedMessages(i, f"role must be user or assistant, not {role!r}")
-    content = message.get("content")
-    if isinstance(content, str):
-        return []
-    if not isinstance(content, list):
-        raise MalformedMessages(i, "content must be a string or a list of blocks")
-    out: list[ToolCall | ToolResult] = []
-    for b, block in enumerate(content):
-        if not isinstance(block, Mapping) or "type" not in block:
-            raise MalformedMessages(
-                i,
-                f"block {b} is not a typed content block: expected a dict or an SDK "
-                f"block with a type, got {type(block).__name__}",
-            )
-        if block["type"] == "tool_use":
-            if role != "assistant":
-                raise MalformedMessages(i, "tool_use outside an assistant message")
-            args = block.get("input")
-            if not isinstance(block.get("id"), str) or not isinstance(args, Mapping):
-                raise MalformedMessages(i, f"tool_use block {b} needs an id and an input object")
-            out.append(ToolCall(i, block["id"], str(block.get("name", "")), dict(args)))
-        elif block["type"] == "tool_result":
-            if role != "user":
-                raise MalformedMessages(i, "tool_result outside a user message")
-            if not isinstance(block.get("tool_use_id"), str):
-                raise MalformedMessages(i, f"tool_result block {b} needs a tool_use_id")
-            out.append(
-                ToolResult(
-                    i,
-                    b,
-                    block["tool_use_id"],
-                    _text(i, block.get("content", "")),
-                    bool(block.get("is_error", False)),
-                    _parts(block.get("content")),
-                )
-            )
-    return out
-
-
-def _chat(i: int, message: Mapping[str, Any], shape: Shape) -> list[ToolCall | ToolResult]:
-    role = message.get("role")
-    if role not in ("system", "developer", "user", "assistant", "tool"):
-        raise MalformedMessages(i, f"unknown role {role!r}")
-    if role == "tool":
-        call_id = message.get("tool_call_id")
-        if not isinstance(call_id, str):
-            raise MalformedMessages(i, "a tool message needs a tool_call_id")
-        content = message.get("content")
-        return [ToolResult(i, None, call_id, _text(i, content), False, _parts(content))]
-    out: list[ToolCall | ToolResult] = []
-    calls = message.get("tool_calls") or []
-    if calls and role != "assistant":
-        raise MalformedMessages(i, "tool_calls outside an assistant message")
-    for call in calls:
-        if not isinstance(call, Mapping) or not isinstance(call.get("id"), str):
-            raise MalformedMessages(i, "each tool call needs an id")
-        if shape == "openai":
-            function = call.get("function")
-            if not isinstance(function, Mapping):
-                raise MalformedMessages(i, f"tool call {call['id']!r} has no function")
-            name, raw = function.get("name"), function.get("arguments", "{}")
-            args = _json_object(i, raw, call["id"])
-        else:
-            name, args = call.get("name"), call.get("arguments", {})
-            if isinstance(args, str):
-                args = _json_object(i, args, call["id"])
-            if not isinstance(args, Mapping):
-                raise MalformedMessages(i, f"tool call {call['id']!r} arguments are not an object")
-        out.append(ToolCall(i, call["id"], str(name or ""), dict(args)))
-    return out
-
-
-def _responses(i: int, item: Mapping[str, Any], shape: Shape) -> list[ToolCall | ToolResult]:
-    kind = item.get("type")
-    if kind == "function_call":
-        if not isinstance(item.get("call_id"), str):
-            raise MalformedMessages(i, "a function_call needs a call_id")
-        args = _json_object(i, item.get("arguments", "{}"), item["call_id"])
-        return [ToolCall(i, item["call_id"], str(item.get("name", "")), args)]
-    if kind == "function_call_output":
-        if not isinstance(item.get("call_id"), str):
-            raise MalformedMessages(i, "a function_call_output needs a call_id")
-        output = item.get("output", "")
-        return [ToolResult(i, None, item["call_id"], _text(i, output), False, _parts(output))]
-    if kind in (None, "message") and "role" not in item:
-        raise MalformedMessages(i, "an item needs a type or a role")
-    return []
-
-
-def _json_object(i: int, raw: Any, call_id: str) -> dict[str, Any]:
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    try:
-        value = json.loads(raw) if raw else {}
-    except (TypeError, ValueError):
-        raise MalformedMessages(i, f"tool call {call_id!r} arguments are not JSON") from None
-    if not isinstance(value, dict):
-        raise MalformedMessages(i, f"tool call {call_id!r} arguments are not a JSON object")
-    return value
-
-
-def _parts(content: Any) -> tuple[Any, ...] | None:
-    return tuple(content) if non_text(content) else None
-
-
-def _text(i: int, content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            elif isinstance(part, str):
-                parts.append(part)
-        return "\n".join(parts)
-    raise MalformedMessages(i, "content must be a string or a list of parts")
 
 
 def set_result_text(
@@ -366,128 +209,3 @@ def _field_text(key: str, value: Any) -> str:
     if key in ("arguments", "input") and isinstance(value, Mapping):
         return json.dumps(value, ensure_ascii=False)
     return message_text(value)
-
-
-# -- what agent code holds: dicts, SDK objects, LangChain messages --------------------
-
-_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
-
-
-def views(messages: Sequence[Any]) -> tuple[list[Mapping[str, Any]], Source]:
-    """The list as dicts, and what it held.
-
-    ``dicts``: a message that holds no object is itself (not copied). ``sdk``: an SDK
-    object (a pydantic model, wherever it is in the list) is read as the dict the SDK
-    sends for it (`model_dump(mode="json", exclude_unset=True, by_alias=True)`).
-    ``langchain``: every message is a LangChain `BaseMessage`, read as the flattened
-    shape (`role`, `content`, `tool_calls` with `id`, `name`, `arguments`, `tool_call_id`).
-    Raises `MalformedMessages` naming the first item that is none of these."""
-    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
-        raise MalformedMessages(0, f"a message list must be a list, got {type(messages).__name__}")
-    if messages and _is_langchain(messages[0]):
-        return [_langchain_view(i, m) for i, m in enumerate(messages)], "langchain"
-    out: list[Mapping[str, Any]] = []
-    source: Source = "dicts"
-    for i, message in enumerate(messages):
-        if _is_langchain(message):
-            raise MalformedMessages(
-                i, "a LangChain message in a list that does not start with one: use one kind"
-            )
-        plain = _plain(message)
-        if plain is not message:
-            source = "sdk"
-        if not isinstance(plain, Mapping):
-            raise MalformedMessages(
-                i,
-                "expected a message: a dict, an SDK message object or a LangChain message, "
-                f"got {type(message).__name__}",
-            )
-        out.append(plain)
-    return out, source
-
-
-def _is_model(value: Any) -> bool:
-    return not isinstance(value, Mapping) and callable(getattr(value, "model_dump", None))
-
-
-def _dump(value: Any) -> Any:
-    """An SDK object as the SDK sends it in a request."""
-    return value.model_dump(
-        mode="json",
-        exclude_unset=True,
-        by_alias=True,
-        exclude=getattr(value, "__api_exclude__", None),
-    )
-
-
-def _plain(value: Any) -> Any:
-    """`value` with every SDK object in it dumped; `value` itself when it holds none."""
-    if _is_model(value):
-        return _dump(value)
-    if isinstance(value, Mapping):
-        changed = {
-            k: _plain(v) for k, v in value.items() if isinstance(v, list | tuple) or _is_model(v)
-        }
-        if any(changed[k] is not value[k] for k in changed):
-            return {**value, **changed}
-        return value
-    if isinstance(value, list | tuple):
-        items = [_plain(v) for v in value]
-        if any(a is not b for a, b in zip(items, value, strict=True)):
-            return items
-    return value
-
-
-def _is_langchain(value: Any) -> bool:
-    return (
-        _is_model(value)
-        and isinstance(getattr(value, "type", None), str)
-        and hasattr(value, "additional_kwargs")
-        and hasattr(value, "content")
-    )
-
-
-def _langchain_view(i: int, message: Any) -> dict[str, Any]:
-    if not _is_langchain(message):
-        raise MalformedMessages(
-            i,
-            "expected a LangChain message like the first one (AIMessage, ToolMessage, ...), "
-            f"got {type(message).__name__}",
-        )
-    kind = str(message.type).removesuffix("Chunk").lower()
-    role = _LANGCHAIN_ROLES.get(kind, getattr(message, "role", None) if kind == "chat" else None)
-    if role is None:
-        raise MalformedMessages(i, f"a LangChain {type(message).__name__} has no role to read")
-    view: dict[str, Any] = {"role": role, "content": _plain(message.content)}
-    if role == "tool":
-        view["tool_call_id"] = getattr(message, "tool_call_id", None)
-    calls = getattr(message, "tool_calls", None) or []
-    if calls:
-        view["tool_calls"] = [
-            {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args", {})}
-            for c in calls
-        ]
-    return view
-
-
-def restore(
-    originals: Sequence[Any],
-    out: list[dict[str, Any]],
-    changed: set[int],
-    source: Source,
-) -> list[Any]:
-    """The compacted list in the kind it came in: each message compaction did not
-    change is a copy of the original (the same object type: an SDK object, a LangChain
-    message); a changed one is, for LangChain, the original message with its new
-    content (same id and fields), else the dict the SDK accepts (`out`'s)."""
-    if source == "dicts":
-        return out
-    result: list[Any] = []
-    for i, original in enumerate(originals):
-        if i not in changed:
-            result.append(copy.deepcopy(original))
-        elif source == "langchain":
-            result.append(original.model_copy(update={"content": out[i]["content"]}))
-        else:
-            result.append(out[i])
-    return result

@@ -1,0 +1,107 @@
+"""The stubs compaction puts in place of the results it evicts, each made once: the
+kit remembers it, so that the same result compacted again gives the same bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._compactkit import Toolkit
+from ._errors import AddressableError
+from ._evict import make_stub
+from ._evictplan import Candidate
+from ._messages import Conversation, said
+from ._models import Claim, Reference
+from ._stubs import parse_stub, short_id
+from ._summarize import Summarizer
+from ._tokens import count_tokens
+
+
+def make_stubs(
+    conversation: Conversation,
+    messages: Sequence[Mapping[str, Any]],
+    candidates: list[Candidate],
+    kit: Toolkit,
+    budget: int,
+    summarizer: Summarizer | None,
+    system: str | None,
+) -> dict[str, tuple[Reference | Claim, str]]:
+    """The stub of every candidate, by tool-call id, made oldest first.
+
+    What a stub leaves out is what stays in sight without it: the values the list shows
+    outside tool results (the task, the agent's words, the calls' arguments), in the
+    results kept whole, and in the stubs of the results before it (those already in the
+    list, and those the candidates before it get). A stub, once made, is remembered (by
+    the kit, for the same result at the same place of the same conversation), so that
+    compacting the list again later gives the same bytes, whatever was said since."""
+    by_call = {c.result.call_id: c for c in candidates}
+    # What stays in sight whatever this compaction does: the text outside tool results,
+    # and the results it keeps whole (the newest, the small, the pinned). A kept result
+    # that is evicted later gets its own stub then, which carries what it showed.
+    kept = [
+        r.text
+        for r in conversation.results
+        if r.call_id not in by_call and parse_stub(r.text) is None
+    ]
+    said_text = "\n".join([system or "", *(said(m, conversation.shape) for m in messages), *kept])
+    made = _made_by(kit)
+    before: list[str] = []  # the stubs of the results before the one at hand
+    prefix = hashlib.blake2b(digest_size=16)  # the conversation up to the result at hand
+    stubs: dict[str, tuple[Reference | Claim, str]] = {}
+    at = 0
+    for result in conversation.results:
+        for message in messages[at : result.index + 1]:
+            prefix.update(said(message, conversation.shape).encode("utf-8", "replace"))
+        at = result.index + 1
+        if parse_stub(result.text) is not None:
+            before.append(result.text)
+            continue
+        candidate = by_call.get(result.call_id)
+        if candidate is None:
+            continue
+        memo = (candidate.record.id, result.call_id, budget, prefix.hexdigest())
+        stub = made.get(memo) if summarizer is None else None
+        if stub is None:
+            try:
+                stub = make_stub(
+                    candidate.record,
+                    store=kit.store,
+                    summarizer=summarizer,
+                    budget=budget,
+                    tokens=count_tokens(result.text),
+                    label=False,  # the call that asked it stands right before its stub
+                    known="\n".join([said_text, *before]),
+                    short_id=short_id(kit.store, candidate.record.id),
+                    superseded=candidate.superseded,
+                )
+            except AddressableError:
+                continue  # the store could not give it back: the original stays
+            if summarizer is None:
+                _remember(made, memo, stub)
+        if result.content is None and count_tokens(stub[1]) >= count_tokens(result.text):
+            continue  # it would save nothing: the original stays
+        stubs[result.call_id] = stub
+        before.append(stub[1])
+    return stubs
+
+
+_MADE: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, int, str], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+MADE_KEPT = 20_000  # stubs a kit remembers
+
+
+def _made_by(kit: Toolkit) -> dict[tuple[str, str, int, str], tuple[Reference | Claim, str]]:
+    return _MADE.setdefault(kit, {})
+
+
+def _remember(
+    made: dict[tuple[str, str, int, str], tuple[Reference | Claim, str]],
+    key: tuple[str, str, int, str],
+    stub: tuple[Reference | Claim, str],
+) -> None:
+    if len(made) >= MADE_KEPT:
+        del made[next(iter(made))]  # the oldest
+    made[key] = stub

@@ -1,0 +1,56 @@
+"""What a message list holds, as `parse` finds it: its shape, its tool calls and their
+results (`Conversation`); and the error of a list that is not well formed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._errors import AddressableError
+
+Shape = Literal["anthropic", "openai", "flat", "openai-responses"]
+SHAPES: tuple[Shape, ...] = ("anthropic", "openai", "flat", "openai-responses")
+
+
+class MalformedMessages(AddressableError, ValueError):
+    """A message list that is not well formed, or an item that is no message (neither a
+    dict, an SDK message object nor a LangChain message); `index` names the offending
+    message and the message says what was expected."""
+
+    def __init__(self, index: int, why: str) -> None:
+        self.index = index
+        super().__init__(f"message {index}: {why}")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call in the list: where it is, its id, the tool and its arguments."""
+
+    index: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool result in the list: where it is (message, and block for Anthropic), the
+    call it answers and its text."""
+
+    index: int
+    block: int | None
+    call_id: str
+    text: str
+    is_error: bool
+    content: tuple[Any, ...] | None = None  # the parts, when one is not text (an image)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What `parse` found: the shape, every call by id, every result in order, and the
+    calls still in flight (at the end of the list, with no result yet)."""
+
+    shape: Shape
+    calls: dict[str, ToolCall]
+    results: list[ToolResult]
+    in_flight: list[ToolCall]

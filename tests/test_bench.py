@@ -17,14 +17,9 @@ import pytest
 
 import addressable as ad
 from addressable._bench import STRATEGIES, bench, markdown, read_sessions
+from addressable._bench._costs import reread_id, shared_text_tokens
 from addressable._bench._sessions import Session
-from addressable._bench._simulate import (
-    PLACEHOLDER,
-    needs_of,
-    reread_id,
-    shared_text_tokens,
-    simulate,
-)
+from addressable._bench._simulate import PLACEHOLDER, needs_of, simulate
 from addressable._cli import main
 
 from . import modelloop

@@ -109,10 +109,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "bench": (
         "addressable._bench",
+        "addressable._bench._costs",
+        "addressable._bench._needs",
         "addressable._bench._report",
         "addressable._bench._scenario",
         "addressable._bench._sessions",
         "addressable._bench._simulate",
+        "addressable._bench._statedoc",
         "addressable._bench.cli",
     ),
     "cli": (

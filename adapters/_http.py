@@ -11,8 +11,8 @@ not followed: the redirect itself is the answer.
 The deadline bounds the whole call, redirects and body included. A response is read in
 chunks and the deadline checked between them; each request's timeouts are cut to the
 time left; and the sync clients the adapters make themselves cut every socket read and
-write to the time left, so that a server trickling even its headers cannot hold a call.
-An async call runs under `asyncio.timeout`.
+write to the time left (`_transport`), so that a server trickling even its headers
+cannot hold a call. An async call runs under `asyncio.timeout`.
 
 A client is an httpx client or an httpx2 one (the stack newer SDKs use): both have the
 same `build_request`, `send` and streamed responses, and the failures of either are
@@ -23,24 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import math
-import ssl
 import time
-import typing
-from collections.abc import Callable, Iterable, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Protocol
 
-import httpcore
 import httpx
 
 import addressable as ad
 
+from ._transport import CALL_END, DeadlineTransport
 from ._urls import origin
 
 DEFAULT_DEADLINE = 60.0  # seconds for a whole call, redirects and body included
 _EARLY = 0.05  # seconds: a timeout this close to the deadline is the deadline's
-_END: ContextVar[float | None] = ContextVar("addressable_http_deadline", default=None)
 
 
 def _httpx2() -> ModuleType | None:
@@ -146,7 +142,7 @@ class Exchange:
     def send(self, client: SyncClient, request: Any, collect: Callable[[bytes], None]) -> Any:
         """Send `request` and the redirects it leads to; the body of the last response
         goes to `collect` chunk by chunk. Returns the last response (closed)."""
-        token = _END.set(self.end)
+        token = CALL_END.set(self.end)
         try:
             current: Any = request
             while current is not None:
@@ -169,7 +165,7 @@ class Exchange:
                 raise self.exceeded() from exc
             raise
         finally:
-            _END.reset(token)
+            CALL_END.reset(token)
 
     # -- async -----------------------------------------------------------------------
 
@@ -280,97 +276,6 @@ def _without_secrets(url: Any, secrets: ad.Secrets) -> Any:
     kept = [part for part in query.split("&") if part and not secrets.contains(part)]
     url = url.copy_with(query="&".join(kept).encode("ascii") or None)
     return None if secrets.contains(str(url)) else url
-
-
-# -- the sync clients the adapters make: every socket wait is cut to the deadline --------
-
-
-def _left(timeout: float | None, error: type[Exception]) -> float | None:
-    end = _END.get()
-    if end is None:
-        return timeout
-    left = end - time.monotonic()
-    if left <= 0:
-        raise error("the call's deadline passed")
-    return left if timeout is None else min(timeout, left)
-
-
-class _Stream(httpcore.NetworkStream):
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.NetworkStream:
-        return _Stream(
-            self._inner.start_tls(
-                ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout)
-            )
-        )
-
-    def get_extra_info(self, info: str) -> typing.Any:
-        return self._inner.get_extra_info(info)
-
-
-class _Backend(httpcore.NetworkBackend):
-    def __init__(self) -> None:
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        stream = self._inner.connect_tcp(
-            host, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options
-        )
-        return _Stream(stream)
-
-    def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        stream = self._inner.connect_unix_socket(
-            path, _left(timeout, httpcore.ConnectTimeout), socket_options
-        )
-        return _Stream(stream)
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-class DeadlineTransport(httpx.HTTPTransport):
-    """httpx's own transport, with every socket read and write cut to the time left
-    before the deadline of the call in progress (if any)."""
-
-    def __init__(self, *, retries: int = 0) -> None:
-        super().__init__(retries=retries)
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            retries=retries,
-            network_backend=_Backend(),
-        )
 
 
 class Clients:

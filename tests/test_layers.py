@@ -87,6 +87,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._html",
         "adapters._http",
         "adapters._searchindex",
+        "adapters._transport",
         "adapters._urls",
         "adapters._websearch",
         "adapters.api",

@@ -97,7 +97,7 @@ OUTSIDE_THE_TREE = {
 # Calls that make the exception raised: a function whose return annotation names it is
 # checked by that; these name what they make otherwise.
 FACTORIES = {
-    "error": "adapters/_http.py: the httpcore timeout its caller names, as httpcore raises",
+    "error": "adapters/_transport.py: the httpcore timeout its caller names, as httpcore raises",
 }
 
 

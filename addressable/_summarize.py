@@ -3,7 +3,7 @@
 Agents reuse what they first saw inside a result (a path from a grep, a reservation id
 from a lookup, a URL from a search), so a stub keeps those. It pays for itself: it takes
 the room its essential values need, and for the rest a small share of the result it
-replaces (`STUB_SHARE`, `PAGE_SHARE`, at least `GIST_FLOOR` tokens), within the budget.
+replaces (`STUB_SHARE`, at least `GIST_FLOOR` tokens), within the budget.
 A gist is made of whole parts (a sentence, a value, a line): a part that does not fit is
 left out, never cut, so that no gist ends in a broken fragment.
 
@@ -36,9 +36,10 @@ from ._reports import Report
 from ._tokens import count_tokens
 
 DEFAULT_BUDGET = 120  # tokens a whole stub may take, at most
-STUB_SHARE = 0.02  # besides its essential values, a gist takes this share of the result...
-PAGE_SHARE = 0.01  # ...of a page (pages are long, and their links are many)...
-# ...and never less than GIST_FLOOR tokens (a JSON document: none)
+# Besides its essential values, a gist takes this share of the result, and never less
+# than GIST_FLOOR tokens (a JSON document: none): more costs more on every later turn
+# than it saves in round trips.
+STUB_SHARE = 0.01
 
 
 def stub_budget(tokens: int, cap: int = DEFAULT_BUDGET) -> int:
@@ -74,7 +75,7 @@ class DefaultSummarizer:
         size = self.tokens if self.tokens is not None else count_tokens(text)
         data = _json(text)
         page = _looks_like_html(record.media_type, text)
-        share = round(size * (PAGE_SHARE if page else STUB_SHARE))
+        share = round(size * STUB_SHARE)
         ok = record.status is not Status.ERROR
         # A search: its adapter reports the query it ran, or the result says so itself.
         hits = isinstance(data, dict) and "hits" in data

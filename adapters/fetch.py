@@ -9,7 +9,8 @@ from typing import Any
 
 import addressable as ad
 
-from ._base import Adapter, Identity, schema
+from ._base import Identity, schema
+from ._fetchrecord import FetchRecording
 from ._html import html_to_text
 from ._http import (
     DEFAULT_DEADLINE,
@@ -20,7 +21,7 @@ from ._http import (
     SyncClient,
     check_deadline,
 )
-from ._urls import normalize_url, redact_url
+from ._urls import redact_url
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger body is refused, not cut
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
@@ -35,7 +36,7 @@ class ResponseTooLarge(ad.AddressableError):
 _CAUGHT: tuple[type[Exception], ...] = (*_FAILURES, ResponseTooLarge)
 
 
-class Fetch(Adapter):
+class Fetch(FetchRecording):
     """HTTP GET through httpx (or an httpx2 client given), recorded as a deterministic
     result keyed by its URL.
 
@@ -224,71 +225,6 @@ class Fetch(Adapter):
             known = ", ".join(sorted(self.identities)) or "none"
             raise ad.ScopeError(f"no identity named {identity!r} (known: {known})")
         return self.identities[identity].resolved_headers(self.kit.secrets)
-
-    def _args(self, url: str, identity: str | None) -> dict[str, Any]:
-        return {"url": url} if identity is None else {"url": url, "identity": identity}
-
-    def _key(self, url: str, identity: str | None) -> str:
-        key = normalize_url(url)
-        return key if identity is None else f"{key} as {identity}"
-
-    def _record_response(
-        self,
-        url: str,
-        identity: str | None,
-        response: Any,
-        body: bytes,
-        exchange: Exchange,
-    ) -> ad.Result:
-        final = redact_url(str(response.url))
-        meta: dict[str, Any] = {"status_code": response.status_code, "final_url": final}
-        if response.history:
-            meta["redirects"] = [redact_url(str(r.url)) for r in response.history]
-        if exchange.note is not None:
-            meta["redirect"] = exchange.note
-        for header, field in (("etag", "etag"), ("last-modified", "last_modified")):
-            if header in response.headers:
-                meta[field] = response.headers[header]
-        options: ad.RecordOptions = {
-            "key": self._key(url, identity),
-            "media_type": response.headers.get("content-type", "application/octet-stream"),
-            "max_age": self.max_age,
-            "meta": meta,
-        }
-        if response.status_code == 304:
-            # Revalidated: the stored bytes stand, and this is another sighting of them.
-            previous = self._latest(url, identity)
-            if previous is not None:
-                options["media_type"] = previous.media_type
-                options["meta"] = {**previous.meta, "revalidated": 304}
-                body = self.kit.store.read(previous)
-        elif response.status_code >= 400:
-            options["status"] = ad.Status.ERROR
-            options["error"] = f"HTTP {response.status_code} {response.reason_phrase} for {url}"
-        return self.kit.record(
-            self.name,
-            self._args(url, identity),
-            body,
-            determinism=ad.Determinism.DETERMINISTIC,
-            **options,
-        )
-
-    def _record_failure(self, url: str, identity: str | None, exc: BaseException) -> None:
-        self.kit.record_failure(
-            self.name,
-            self._args(url, identity),
-            exc,
-            determinism=ad.Determinism.DETERMINISTIC,
-            key=self._key(url, identity),
-        )
-
-    def _latest(self, url: str, identity: str | None) -> ad.Record | None:
-        found = [
-            r
-            for r in self.kit.store.records(tool=self.name, key=self._key(url, identity))
-            if r.status is ad.Status.OK
-        ]
-        return found[-1] if found else None
 
     def close(self) -> None:
         """Close the sync client this adapter made (not one it was given)."""

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextvars
 import json
-import math
-import reprlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, Unpack
@@ -20,6 +18,7 @@ from ._payload import TEXT
 from ._secrets import Secrets
 from ._stores import Store
 from ._tokens import count_tokens
+from ._unstorable import describe, escaped, record_unstored
 from .ids import ID_LENGTH, action_id_of, canonical_args, check_prefix, content_hash, result_id
 
 Clock = Callable[[], datetime]
@@ -136,7 +135,7 @@ class Recorder:
             what = "the arguments or options"
             return self.write_unstored(tool, args, payload, determinism, options, exc, what)
         if isinstance(exc, UnicodeError):
-            return ArgumentError(f"{tool!r}: a field cannot be stored: {_describe(exc)}")
+            return ArgumentError(f"{tool!r}: a field cannot be stored: {describe(exc)}")
         return exc
 
     def write_failure(
@@ -152,7 +151,7 @@ class Recorder:
             message = f"{type(exc).__name__}: {exc}"
             payload = message.encode("utf-8")
         except Exception:  # an unprintable exception, or a lone surrogate in its text
-            message = _escaped(f"{type(exc).__name__}: {_describe(exc)}")
+            message = escaped(f"{type(exc).__name__}: {describe(exc)}")
             payload = message.encode("utf-8")
         failed: RecordOptions = {
             **options,
@@ -175,48 +174,16 @@ class Recorder:
         """After a call has run and `what` it gave cannot be stored: record the call as
         an error (an action with outcome `unknown`) with every field made storable, and
         return the error for the caller to raise. Only the failure path comes here."""
-        detail = _describe(exc)
-        action = determinism == Determinism.SIDE_EFFECT
-        error = f"{type(exc).__name__}: {what} could not be stored: {detail}"
-        meta, max_age = options.get("meta"), options.get("max_age")
-        media_type = options.get("media_type") if payload is not None else None
-        fields: RecordOptions = {
-            "key": _storable_text(options.get("key")),
-            "media_type": _storable_text(media_type) or TEXT,
-            "status": Status.ERROR,
-            "error": error,
-            "outcome": Outcome.UNKNOWN if action else None,
-            "idempotency_key": _storable_text(options.get("idempotency_key")),
-            "max_age": max_age if isinstance(max_age, timedelta) else None,
-            "meta": _storable(meta) if isinstance(meta, Mapping) else None,
-        }
-        safe_args: dict[str, Any] = _storable(args) if isinstance(args, Mapping) else {}
-        body = error.encode("utf-8") if payload is None else payload
-        try:
-            now = checked_time(self.clock())
-        except Exception:  # the clock is what failed: the record still gets a true time
-            now = utc_now()
-        try:
-            result = self.write(
-                _escaped(str(tool)),
-                safe_args,
-                canonical_args(safe_args),
-                body,
-                determinism,
-                fields,
-                at=now,
-            )
-        except Exception as again:
-            return ArgumentError(
-                f"{tool!r}: {what} could not be stored ({detail}), "
-                f"nor could a record of the call ({_describe(again)})"
-            )
-        ran = "the action ran and is" if action else "the call ran and is"
-        status = "status error, outcome unknown" if action else "status error"
-        return ArgumentError(
-            f"{tool!r}: {what} could not be stored ({detail}); "
-            f"{ran} recorded as {result.id} ({status})"
+        return record_unstored(
+            self.write, self._now, tool, args, payload, determinism, options, exc, what
         )
+
+    def _now(self) -> datetime:
+        """The clock's time; the time now if the clock is what failed."""
+        try:
+            return checked_time(self.clock())
+        except Exception:  # the clock is what failed: the record still gets a true time
+            return utc_now()
 
     def write(
         self,
@@ -319,44 +286,6 @@ class Recorder:
             self.store.set_tokens(record.content_hash, n)
             return n
         return record.tokens
-
-
-def _describe(exc: BaseException) -> str:
-    """An exception's message on one line, whatever its text holds."""
-    try:
-        text = str(exc)
-    except Exception:
-        text = f"<{type(exc).__name__} whose message cannot be shown>"
-    return _escaped(" ".join(text.split()))
-
-
-def _escaped(text: str) -> str:
-    """`text` with any lone surrogate written as its escape (\\ud800), so it is UTF-8."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _storable_text(value: object) -> str | None:
-    if value is None:
-        return None
-    return _escaped(value if isinstance(value, str) else repr(value))
-
-
-def _storable(value: Any, depth: int = 0) -> Any:
-    """A JSON value that stands for `value`: what is not JSON (objects, NaN, lone
-    surrogates, non-string keys, cycles) is written as its text."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value) if math.isfinite(value) else repr(value)
-    if isinstance(value, str):
-        return _escaped(value)
-    if depth < 32 and isinstance(value, Mapping):
-        return {_escaped(str(k)): _storable(v, depth + 1) for k, v in value.items()}
-    if depth < 32 and isinstance(value, list | tuple):
-        return [_storable(v, depth + 1) for v in value]
-    return _escaped(reprlib.repr(value))
 
 
 def _json_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:

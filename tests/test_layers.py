@@ -33,6 +33,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._stores._disk",
         "addressable._stores._disk_indexes",
         "addressable._stores._disk_sql",
+        "addressable._stores._disk_strays",
         "addressable._stores._index",
         "addressable._stores._keys",
         "addressable._stores._kv",
@@ -47,6 +48,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "recording": (
         "addressable._spec",
         "addressable._recorder",
+        "addressable._unstorable",
         "addressable._calls",
         "addressable._bundle",
     ),
@@ -82,6 +84,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._apirequest",
         "adapters._apiscope",
         "adapters._base",
+        "adapters._fetchrecord",
         "adapters._git",
         "adapters._hits",
         "adapters._html",

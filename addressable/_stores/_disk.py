@@ -1,7 +1,7 @@
 """The embedded default store: diskcache (SQLite plus files) in a directory.
 
 Its tables and statements are in `_disk_sql`, the part of its backend that keeps the
-indexes in `_disk_indexes`.
+indexes in `_disk_indexes`, and the one that finds stray files in `_disk_strays`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import diskcache
 from ._backend import store_failure, translated
 from ._disk_indexes import DiskIndexes
 from ._disk_sql import COPY, JOINED, PUT, PUT_ROW, SCHEMA, SET_ROW, TOP
+from ._disk_strays import DiskStrays
 from ._index import ADDRESS, INDEXES, Entry, Row, micros
 from ._keys import BLOB, RECORD
 from ._kv import KeyValueStore
@@ -41,8 +42,6 @@ _SETTINGS: dict[str, Any] = {
 }
 
 _FAILURES = (diskcache.Timeout, sqlite3.Error, OSError)
-# How diskcache names the file of a large value: two levels of folders, then random hex.
-_VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
 _HASH = re.compile(rb'"content_hash":"([0-9a-f]{64})"')
 _log = logging.getLogger("addressable")
 
@@ -72,7 +71,7 @@ def default_home() -> Path:
     return Path(os.environ.get("ADDRESSABLE_HOME") or ".addressable")
 
 
-class _DiskBackend(DiskIndexes):
+class _DiskBackend(DiskStrays, DiskIndexes):
     failures = _FAILURES
     ranged_keys = True  # diskcache's index on keys: `keys(prefix)` reads only those
     indexes_records = True  # a record's Row is in its own row (see `_index`)
@@ -283,39 +282,6 @@ class _DiskBackend(DiskIndexes):
             )
             found = sorted([*found, *(RECORD + str(i) for (i,) in ids)])
         return found
-
-    @translated("listing")
-    def strays(self) -> dict[str, int]:
-        # Every file is written inside a transaction, before its row is committed; a
-        # writer killed in between leaves the file with no row. The rows are read on a
-        # connection of their own: inside gc's transaction that is the committed state.
-        db = sqlite3.connect(
-            f"{(self.directory / diskcache.core.DBNAME).as_uri()}?mode=ro", uri=True
-        )
-        try:
-            known = {
-                str(name)
-                for (name,) in db.execute("SELECT filename FROM Cache WHERE filename IS NOT NULL")
-            }
-        finally:
-            db.close()
-        found: dict[str, int] = {}
-        for path in self.directory.glob("*/*/*.val"):
-            name = path.relative_to(self.directory).as_posix()
-            if _VALUE_FILE.fullmatch(name) and name not in known:
-                with suppress(FileNotFoundError):  # removed meanwhile by its deleter
-                    found[name] = path.stat().st_size
-        return found
-
-    @translated("deleting")
-    def remove_stray(self, name: str) -> None:
-        if not _VALUE_FILE.fullmatch(name):
-            return  # not a file of the store's own naming: never touched
-        path = self.directory / name
-        path.unlink(missing_ok=True)
-        for folder in (path.parent, path.parent.parent):  # as diskcache does: empty ones go
-            with suppress(OSError):
-                folder.rmdir()
 
     def exclusive(self) -> _Transaction:
         """gc's section: SQLite's write lock, which the operating system frees at once

@@ -147,3 +147,20 @@ def test_a_store_of_an_earlier_layout_is_moved_and_indexed_on_open(tmp_path: Pat
         assert cache.get(RECORD + made[0].id) is None
     finally:
         cache.close()
+
+
+def test_a_write_inside_a_transaction_joins_it(tmp_path: Path) -> None:
+    # A write made while this thread holds the store's transaction (as a caller of the
+    # backend may) joins it, and is undone with it.
+    store = ad.DiskStore(tmp_path / "store")
+    kit = ad.Toolkit(store)
+    assert isinstance(store, ad.KeyValueStore)
+    cache = store._backend._cache  # type: ignore[attr-defined]
+    with cache.transact():
+        kept = kit.record("t", {"n": 1}, b"kept", determinism="deterministic")
+    assert kit.replay(kept.id).payload == b"kept"
+    with pytest.raises(RuntimeError), cache.transact():
+        undone = kit.record("t", {"n": 2}, b"undone", determinism="deterministic")
+        raise RuntimeError("the caller's transaction fails")
+    with pytest.raises(ad.NotFound):
+        store.get(undone.id)

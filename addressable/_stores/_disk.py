@@ -194,17 +194,22 @@ class _DiskBackend(DiskStrays, DiskIndexes):
             return bool(new)
         # One statement, in SQLite's own transaction opened for writing at once (a read
         # that turned into a write could find the database changed meanwhile);
-        # diskcache's `transact` does the same with more Python around it.
+        # diskcache's `transact` does the same with more Python around it. Inside a
+        # transaction this thread already holds, it joins that one.
         con = self._cache._con
-        con.execute("BEGIN IMMEDIATE")
+        own = not con.in_transaction
+        if own:
+            con.execute("BEGIN IMMEDIATE")
         try:
             new = con.execute(PUT, (rid, *row, value, payload, blob)).rowcount == 1
             if new:
                 self._add(index)
         except BaseException:
-            con.execute("ROLLBACK")
+            if own:
+                con.execute("ROLLBACK")
             raise
-        con.execute("COMMIT")
+        if own:
+            con.execute("COMMIT")
         return bool(new)
 
     @translated("writing")

@@ -32,6 +32,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._stores._codec",
         "addressable._stores._disk",
         "addressable._stores._disk_indexes",
+        "addressable._stores._disk_rows",
         "addressable._stores._disk_sql",
         "addressable._stores._disk_strays",
         "addressable._stores._index",

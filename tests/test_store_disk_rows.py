@@ -164,3 +164,22 @@ def test_a_write_inside_a_transaction_joins_it(tmp_path: Path) -> None:
         raise RuntimeError("the caller's transaction fails")
     with pytest.raises(ad.NotFound):
         store.get(undone.id)
+
+
+def test_each_later_sighting_is_a_row_of_its_own(tmp_path: Path) -> None:
+    kit = _kit(tmp_path)
+    first = kit.record("t", {"q": 1}, b"same", determinism="deterministic")
+    for _ in range(4):
+        assert kit.record("t", {"q": 1}, b"same", determinism="deterministic").id == first.id
+    assert len(kit.store.observations(first.id)) == 5
+    kit.store.close()
+    cache = diskcache.Cache(str(tmp_path / "store"))
+    try:
+        # Appended as rows, not as one value rewritten whole at every sighting.
+        assert cache.get("o:" + first.id) is None
+        rows = cache._sql(
+            "SELECT count(*) FROM addressable_sightings WHERE id = ?", (first.id,)
+        ).fetchone()
+        assert rows == (4,)
+    finally:
+        cache.close()

@@ -7,14 +7,10 @@ indexes in `_disk_indexes`, and the one that finds stray files in `_disk_strays`
 from __future__ import annotations
 
 import io
-import json
-import logging
 import os
-import re
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +18,11 @@ import diskcache
 
 from ._backend import store_failure, translated
 from ._disk_indexes import DiskIndexes
-from ._disk_sql import COPY, JOINED, PUT, PUT_ROW, SCHEMA, SET_ROW, TOP
+from ._disk_rows import DiskRows, row_in
+from ._disk_sql import ADD_SIGHTING, COPY, JOINED, PUT, PUT_ROW, SCHEMA, TOP
 from ._disk_strays import DiskStrays
-from ._index import ADDRESS, INDEXES, Entry, Row, micros
-from ._keys import BLOB, RECORD
+from ._index import Entry, Row
+from ._keys import BLOB, OBSERVED, RECORD
 from ._kv import KeyValueStore
 
 # diskcache writes values from this size on to files of their own. Handing it a file
@@ -42,28 +39,6 @@ _SETTINGS: dict[str, Any] = {
 }
 
 _FAILURES = (diskcache.Timeout, sqlite3.Error, OSError)
-_HASH = re.compile(rb'"content_hash":"([0-9a-f]{64})"')
-_log = logging.getLogger("addressable")
-
-
-def _row_in(value: bytes) -> Row:
-    """The `Row` of a record as stored (by hand, or by an earlier version); a record that
-    cannot be read gets an empty one, and stays for `verify` to name."""
-    body = value if value[:1] == b"{" else value.partition(b"\n")[2]
-    try:
-        data = json.loads(body)
-        when = datetime.fromisoformat(data["observed_at"])
-        key, session = data.get("key"), data.get("session")
-        return Row(
-            micros(when if when.tzinfo else when.replace(tzinfo=UTC)),
-            str(data["tool"]),
-            key if isinstance(key, str) else None,
-            session if isinstance(session, str) else None,
-            str(data["content_hash"])[:ADDRESS],
-        )
-    except (ValueError, KeyError, TypeError, RecursionError):
-        found = _HASH.search(value)
-        return Row(0, "", None, None, found[1].decode()[:ADDRESS] if found else "")
 
 
 def default_home() -> Path:
@@ -71,7 +46,7 @@ def default_home() -> Path:
     return Path(os.environ.get("ADDRESSABLE_HOME") or ".addressable")
 
 
-class _DiskBackend(DiskStrays, DiskIndexes):
+class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
     failures = _FAILURES
     ranged_keys = True  # diskcache's index on keys: `keys(prefix)` reads only those
     indexes_records = True  # a record's Row is in its own row (see `_index`)
@@ -91,32 +66,10 @@ class _DiskBackend(DiskStrays, DiskIndexes):
             with self._cache.transact():
                 for statement in SCHEMA:
                     self._sql(statement)
-        if self._sql("SELECT 1 FROM Cache WHERE key >= 'r:' AND key < 'r;' LIMIT 1").fetchone():
+        if self._legacy(OBSERVED, limit=1):
+            self._move_sightings()
+        if self._legacy(RECORD, limit=1):
             self._move_records()
-
-    def _move_records(self) -> None:
-        """Records an earlier version kept as diskcache values move to their table, once;
-        the store then indexes itself again (its marker goes)."""
-        with self._cache.transact():
-            keys = [
-                str(k)
-                for (k,) in self._sql(
-                    "SELECT key FROM Cache WHERE key >= 'r:' AND key < 'r;' AND raw = 1"
-                )
-            ]
-            for done, key in enumerate(keys, start=1):
-                value = self._cache.get(key)
-                if value is not None:
-                    self._insert_row(key[len(RECORD) :], bytes(value))
-                self._cache.delete(key)
-                if done % 1000 == 0:
-                    _log.info("moving records at %s: %d of %d", self.location, done, len(keys))
-            self._sql("DELETE FROM addressable_index WHERE name = ?", (INDEXES,))
-
-    def _insert_row(self, record_id: str, value: bytes) -> None:
-        """A record's row for its stored value; one there gets the new value, and keeps
-        its payload and address."""
-        self._cache._con.execute(SET_ROW, (record_id, *_row_in(value), value))
 
     @translated("reading")
     def get(self, key: str) -> bytes | None:
@@ -179,7 +132,7 @@ class _DiskBackend(DiskStrays, DiskIndexes):
         row: Row | None = None,
     ) -> bool:
         if row is None:
-            row = _row_in(value)
+            row = row_in(value)
         rid = record[len(RECORD) :]
         if len(payload) >= _FILE_THRESHOLD:
             with self._cache.transact():
@@ -214,14 +167,22 @@ class _DiskBackend(DiskStrays, DiskIndexes):
 
     @translated("writing")
     def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
-        # One value holding the items, one a line (items are JSON: no raw newlines).
         with self._cache.transact():
-            current = self._cache.get(key)
-            self._cache.set(key, (bytes(current) if current else b"") + item + b"\n")
+            if key.startswith(OBSERVED):  # a row of its own: the others are not read
+                self._cache._con.execute(ADD_SIGHTING, (key[len(OBSERVED) :], item))
+            else:  # one value holding the items, one a line (JSON: no raw newlines)
+                current = self._cache.get(key)
+                self._cache.set(key, (bytes(current) if current else b"") + item + b"\n")
             self._add(index)
 
     @translated("reading")
     def items(self, key: str) -> list[bytes]:
+        if key.startswith(OBSERVED):
+            rows = self._sql(
+                "SELECT item FROM addressable_sightings WHERE id = ? ORDER BY rowid",
+                (key[len(OBSERVED) :],),
+            )
+            return [bytes(item) for (item,) in rows]
         value = self._cache.get(key)
         return bytes(value).splitlines() if value else []
 
@@ -238,6 +199,9 @@ class _DiskBackend(DiskStrays, DiskIndexes):
                     "UPDATE addressable_records SET payload = NULL WHERE address = ?",
                     (key[len(BLOB) :],),
                 )
+            return
+        if key.startswith(OBSERVED):
+            self._sql("DELETE FROM addressable_sightings WHERE id = ?", (key[len(OBSERVED) :],))
             return
         self._cache.delete(key)
 
@@ -279,13 +243,14 @@ class _DiskBackend(DiskStrays, DiskIndexes):
             (prefix, prefix + TOP),
         )
         found = [str(key) for (key,) in rows]
-        if RECORD.startswith(prefix) or prefix.startswith(RECORD):
-            low = prefix[len(RECORD) :] if prefix.startswith(RECORD) else ""
-            ids = self._sql(
-                "SELECT id FROM addressable_records WHERE id >= ? AND id < ? ORDER BY id",
-                (low, low + TOP),
-            )
-            found = sorted([*found, *(RECORD + str(i) for (i,) in ids)])
+        for kept, table in ((RECORD, "addressable_records"), (OBSERVED, "addressable_sightings")):
+            if kept.startswith(prefix) or prefix.startswith(kept):
+                low = prefix[len(kept) :] if prefix.startswith(kept) else ""
+                ids = self._sql(
+                    f"SELECT DISTINCT id FROM {table} WHERE id >= ? AND id < ? ORDER BY id",
+                    (low, low + TOP),
+                )
+                found = sorted([*found, *(kept + str(i) for (i,) in ids)])
         return found
 
     def exclusive(self) -> _Transaction:

@@ -11,7 +11,9 @@ that is small and not stored already (a later record with the same payload point
 that copy: payloads are still stored once). SQLite's own indexes on the columns serve
 `#time`, `#tool:`, `key:` and `session:`, and triggers keep their sizes, the tool and
 session registries and the count of payloads: a write is one row in one statement.
-Large payloads go to diskcache (a file each), under their address.
+Large payloads go to diskcache (a file each), under their address. A record's later
+sightings are rows of a table of their own: adding one writes one row, however many
+there are.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ SCHEMA = (
     """CREATE INDEX IF NOT EXISTS addressable_records_session
     ON addressable_records (session, at, id) WHERE session IS NOT NULL""",
     "CREATE INDEX IF NOT EXISTS addressable_records_address ON addressable_records (address)",
+    # Later sightings of a record, one row each, in the order they were added.
+    "CREATE TABLE IF NOT EXISTS addressable_sightings (id TEXT NOT NULL, item BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS addressable_sightings_id ON addressable_sightings (id)",
     # Records, payloads kept in rows and their bytes, by tool: one upsert a write.
     """CREATE TABLE IF NOT EXISTS addressable_counts (
         tool TEXT PRIMARY KEY, records INTEGER NOT NULL, payloads INTEGER NOT NULL,
@@ -118,3 +123,4 @@ RECOUNT = (
     "FROM addressable_records WHERE session IS NOT NULL",
 )
 TOP = "\U0010ffff"  # above every character: (prefix, prefix + TOP) is a key range
+ADD_SIGHTING = "INSERT INTO addressable_sightings (id, item) VALUES (?, ?)"

@@ -1,0 +1,85 @@
+"""How the disk store makes a record's row from its stored value, and moves what an
+earlier version kept as diskcache values (records under `r:`, sightings under `o:`) to
+the tables it keeps them in now: once, when the store is opened."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from datetime import UTC, datetime
+
+import diskcache
+
+from ._disk_sql import ADD_SIGHTING, SET_ROW, TOP
+from ._index import ADDRESS, INDEXES, Row, micros
+from ._keys import OBSERVED, RECORD
+
+_HASH = re.compile(rb'"content_hash":"([0-9a-f]{64})"')
+_log = logging.getLogger("addressable")
+
+
+def row_in(value: bytes) -> Row:
+    """The `Row` of a record as stored (by hand, or by an earlier version); a record that
+    cannot be read gets an empty one, and stays for `verify` to name."""
+    body = value if value[:1] == b"{" else value.partition(b"\n")[2]
+    try:
+        data = json.loads(body)
+        when = datetime.fromisoformat(data["observed_at"])
+        key, session = data.get("key"), data.get("session")
+        return Row(
+            micros(when if when.tzinfo else when.replace(tzinfo=UTC)),
+            str(data["tool"]),
+            key if isinstance(key, str) else None,
+            session if isinstance(session, str) else None,
+            str(data["content_hash"])[:ADDRESS],
+        )
+    except (ValueError, KeyError, TypeError, RecursionError):
+        found = _HASH.search(value)
+        return Row(0, "", None, None, found[1].decode()[:ADDRESS] if found else "")
+
+
+class DiskRows:
+    """Records' rows of the disk backend, a base of it: the backend opens the cache."""
+
+    location: str
+    _cache: diskcache.Cache
+
+    def _legacy(self, prefix: str, limit: int = -1) -> list[str]:
+        """Keys with `prefix` kept as diskcache values, as an earlier version kept them."""
+        rows = self._cache._sql(
+            "SELECT key FROM Cache WHERE key >= ? AND key < ? AND raw = 1 LIMIT ?",
+            (prefix, prefix + TOP, limit),
+        )
+        return [str(k) for (k,) in rows]
+
+    def _move_records(self) -> None:
+        """Records an earlier version kept as diskcache values move to their table, once;
+        the store then indexes itself again (its marker goes)."""
+        with self._cache.transact():
+            keys = self._legacy(RECORD)
+            for done, key in enumerate(keys, start=1):
+                value = self._cache.get(key)
+                if value is not None:
+                    self._insert_row(key[len(RECORD) :], bytes(value))
+                self._cache.delete(key)
+                if done % 1000 == 0:
+                    _log.info("moving records at %s: %d of %d", self.location, done, len(keys))
+            self._cache._sql("DELETE FROM addressable_index WHERE name = ?", (INDEXES,))
+
+    def _move_sightings(self) -> None:
+        """Sightings an earlier version kept as one diskcache value a record (a line
+        each) move to their table, once, in their order."""
+        with self._cache.transact():
+            for key in self._legacy(OBSERVED):
+                value = self._cache.get(key)
+                lines = bytes(value).splitlines() if value else []
+                self._cache._con.executemany(
+                    ADD_SIGHTING, [(key[len(OBSERVED) :], line) for line in lines]
+                )
+                self._cache.delete(key)
+
+    def _insert_row(self, record_id: str, value: bytes) -> None:
+        """A record's row for its stored value; one there gets the new value, and keeps
+        its payload and address."""
+        self._cache._con.execute(SET_ROW, (record_id, *row_in(value), value))

@@ -14,8 +14,8 @@ rounds of calls, of the ratio of the medians.
 
 Replay by id (record, payload, re-hash) is set against a diskcache get of a stored
 payload of the same size, alternating, the ratio taken the same way: once in the process
-that wrote the records (which keeps the latest it wrote or read parsed), and once "cold",
-on a second `DiskStore` opened on the same directory, which has parsed none of them.
+that wrote the records, and once "cold", on a second `DiskStore` opened on the same
+directory.
 
     python benchmarks/overhead.py [--quick] [--json out.json]
 """
@@ -113,8 +113,7 @@ def measure(size: int, calls: int, workdir: Path) -> dict[str, Any]:
                     get_times.append(timer() - start)
         return replay_times, get_times
 
-    # The latest written (those the writing process has parsed), then the same on the
-    # second store (none parsed there).
+    # The latest written, then the same on the second store.
     chosen = ids[-min(len(ids), 500) :]
     replay_times, get_times = replays(kit, chosen)
     cold_times, cold_get_times = replays(cold_kit, chosen)

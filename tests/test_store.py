@@ -344,3 +344,22 @@ def test_disk_failure_is_a_store_error(tmp_path: Path) -> None:
     blocker.write_text("not a directory")
     with pytest.raises(ad.StoreError, match=r"disk store at .*opening failed"):
         ad.DiskStore(blocker / "store")
+
+
+def test_gc_counts_only_what_it_removed(store: ad.Store, clock: FakeClock) -> None:
+    # A payload a damaged record still names is kept, with its token count, and gc does
+    # not count it as freed.
+    assert isinstance(store, ad.KeyValueStore)
+    kit = ad.Toolkit(store, clock=clock)
+    old = kit.record("t", {"q": 1}, b"shared", determinism="deterministic")
+    store.set_tokens(old.record.content_hash, 3)
+    clock.advance(hours=2)
+    damaged = kit.record("u", {"q": 2}, b"shared", determinism="deterministic")
+    raw = store._backend.get("r:" + damaged.id)
+    assert raw is not None
+    store._backend.set("r:" + damaged.id, raw.replace(b'"u"', b'"v"'))  # checksum now wrong
+    report = store.gc(max_age=timedelta(hours=1), now=clock.now)
+    assert report.removed_records == [old.id]
+    assert (report.removed_blobs, report.freed_bytes) == (0, 0)
+    assert store._backend.get(blob_key(old.record.content_hash)) == b"shared"
+    assert store._backend.get("t:" + old.record.content_hash[:32]) == b"3"

@@ -4,6 +4,7 @@ record, payload and token count at once still checks them."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import diskcache
@@ -102,7 +103,14 @@ def _as_an_earlier_version_kept_it(path: Path) -> None:
             cache.set(RECORD + record_id, bytes(value))
             if payload is not None:
                 cache.set("b:" + address, bytes(payload))
+            seen = cache._sql(
+                "SELECT item FROM addressable_sightings WHERE id = ? ORDER BY rowid", (record_id,)
+            ).fetchall()
+            if seen:  # one value a record, a line a sighting (a file when it is large)
+                lines = b"".join(bytes(item) + b"\n" for (item,) in seen)
+                cache.set("o:" + record_id, io.BytesIO(lines), read=True)
         cache._sql("DELETE FROM addressable_records")
+        cache._sql("DELETE FROM addressable_sightings")
         cache._sql("DELETE FROM addressable_index")
         cache._sql("DELETE FROM addressable_index_size")
     finally:
@@ -183,3 +191,72 @@ def test_each_later_sighting_is_a_row_of_its_own(tmp_path: Path) -> None:
         assert rows == (4,)
     finally:
         cache.close()
+
+
+def test_a_move_cut_short_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Sightings an earlier version kept as one large value (a file of diskcache's own):
+    # a move of the store cut short leaves them where they were, whole, for the next open.
+    kit = _kit(tmp_path)
+    made = [kit.record("poll", {"n": n}, b"same", determinism="deterministic") for n in range(3)]
+    for _ in range(800):
+        for n in range(3):
+            kit.record("poll", {"n": n}, b"same", determinism="deterministic")
+    kit.store.close()
+    _as_an_earlier_version_kept_it(tmp_path / "store")
+
+    read = diskcache.Cache.get
+    moved: list[str] = []
+
+    def cut_short(self: diskcache.Cache, key: str, *args: object, **kwargs: object) -> object:
+        if key.startswith("o:"):
+            moved.append(key)
+            if len(moved) == 2:
+                raise KeyboardInterrupt  # the user stops the process mid-move
+        return read(self, key, *args, **kwargs)
+
+    monkeypatch.setattr(diskcache.Cache, "get", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        ad.DiskStore(tmp_path / "store")
+    monkeypatch.setattr(diskcache.Cache, "get", read)
+    with ad.DiskStore(tmp_path / "store") as store:
+        assert [len(store.observations(r.id)) for r in made] == [801, 801, 801]
+        assert store.verify().ok
+
+
+def test_records_an_earlier_version_writes_into_a_moved_store_are_kept(tmp_path: Path) -> None:
+    # A process still on an earlier version writes a record and its payload as diskcache
+    # values into a store this version has moved: they are read, and gc keeps them.
+    store = ad.DiskStore(tmp_path / "store")
+    kit = ad.Toolkit(store)
+    mine = kit.record("t", {"n": 1}, b"mine", determinism="deterministic")
+    payload = b"written the earlier way"
+    theirs = ad.Record(
+        id=ad.ids.result_id("t", b'{"n":2}', None, ad.ids.content_hash(payload)),
+        tool="t",
+        args={"n": 2},
+        determinism="deterministic",
+        content_hash=ad.ids.content_hash(payload),
+        size=len(payload),
+        media_type="text/plain",
+        observed_at=mine.record.observed_at,
+    )
+    with diskcache.Cache(str(tmp_path / "store")) as cache:
+        cache.set(RECORD + theirs.id, theirs.model_dump_json(exclude_none=True).encode())
+        cache.set(blob_key(theirs.content_hash), payload)
+    assert kit.replay(theirs.id).payload == payload
+    assert store.gc().removed_records == []
+    assert kit.replay(theirs.id).payload == payload and store.verify().ok
+    store.close()
+    with ad.DiskStore(tmp_path / "store") as again:  # moved on opening
+        assert ad.Toolkit(again).replay(theirs.id).payload == payload
+        assert again.stats().records == 2
+
+
+def test_a_replay_gives_what_was_stored_not_an_object_someone_changed(tmp_path: Path) -> None:
+    kit = _kit(tmp_path)
+    meta: dict[str, object] = {"hits": ["a"]}
+    res = kit.record("t", {}, b"x", determinism="deterministic", meta=meta)
+    meta["hits"].append("changed by the caller")  # type: ignore[attr-defined]
+    assert kit.replay(res.id).record.meta == {"hits": ["a"]}
+    kit.replay(res.id).record.meta["hits"].append("changed by a reader")
+    assert kit.replay(res.id).record.meta == {"hits": ["a"]}

@@ -23,17 +23,12 @@ from .._models import Observation, Record
 from ._base import Pin
 
 
-def untokened(record: Record) -> Record:
-    """The record without its token count, which is kept beside its payload."""
-    return record.model_copy(update={"tokens": None})
-
-
 def dump_record(record: Record) -> bytes:
     """The bytes a record is stored as: its checksum, a newline, its JSON."""
     # The token count lives beside the blob (t:<hash>): it is derived, and filled later.
     # None fields are left out: they read back as their default, None.
     if record.tokens is not None:
-        record = untokened(record)
+        record = record.model_copy(update={"tokens": None})
     try:
         body = record.model_dump_json(exclude_none=True).encode("utf-8")
     except ValueError as exc:  # nested deeper than the serialiser goes, or not Unicode

@@ -77,7 +77,10 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
             row = self._sql(
                 "SELECT value FROM addressable_records WHERE id = ?", (key[len(RECORD) :],)
             ).fetchone()
-            return None if row is None else bytes(row[0])
+            if row is not None:
+                return bytes(row[0])
+            # Else a value an earlier version wrote after this store was moved: read as
+            # it wrote it (and moved on the next open), never taken for a missing record.
         value = self._cache.get(key)
         if value is None and key.startswith(BLOB):
             row = self._sql(COPY, (key[len(BLOB) :],)).fetchone()
@@ -157,12 +160,12 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
             new = con.execute(PUT, (rid, *row, value, payload, blob)).rowcount == 1
             if new:
                 self._add(index)
-        except BaseException:
             if own:
+                con.execute("COMMIT")
+        except BaseException:
+            if own and con.in_transaction:  # a failed COMMIT too: the lock is let go
                 con.execute("ROLLBACK")
             raise
-        if own:
-            con.execute("COMMIT")
         return bool(new)
 
     @translated("writing")
@@ -191,6 +194,7 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
         if key.startswith(RECORD):
             with self._cache.transact():
                 self._delete_record(key[len(RECORD) :])
+                self._cache.delete(key)  # as an earlier version wrote it, if it did
             return
         if key.startswith(BLOB):  # wherever it is kept
             with self._cache.transact():
@@ -223,13 +227,13 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
 
     @translated("reading")
     def contains(self, key: str) -> bool:
-        if key.startswith(RECORD):
-            return (
-                self._sql(
-                    "SELECT 1 FROM addressable_records WHERE id = ?", (key[len(RECORD) :],)
-                ).fetchone()
-                is not None
-            )
+        if (
+            key.startswith(RECORD)
+            and self._sql(
+                "SELECT 1 FROM addressable_records WHERE id = ?", (key[len(RECORD) :],)
+            ).fetchone()
+        ):
+            return True
         if key in self._cache:
             return True
         return key.startswith(BLOB) and self._sql(COPY, (key[len(BLOB) :],)).fetchone() is not None

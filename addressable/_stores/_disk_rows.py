@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
+from pathlib import Path
 
 import diskcache
 
-from ._disk_sql import ADD_SIGHTING, SET_ROW, TOP
+from ._disk_sql import ADD_SIGHTING, PUT_ROW, SET_ROW, TOP
 from ._index import ADDRESS, INDEXES, Row, micros
 from ._keys import OBSERVED, RECORD
 
@@ -56,13 +59,13 @@ class DiskRows:
     def _move_records(self) -> None:
         """Records an earlier version kept as diskcache values move to their table, once;
         the store then indexes itself again (its marker goes)."""
-        with self._cache.transact():
+        with self._moving() as drop:
             keys = self._legacy(RECORD)
             for done, key in enumerate(keys, start=1):
                 value = self._cache.get(key)
                 if value is not None:
                     self._insert_row(key[len(RECORD) :], bytes(value))
-                self._cache.delete(key)
+                drop(key)
                 if done % 1000 == 0:
                     _log.info("moving records at %s: %d of %d", self.location, done, len(keys))
             self._cache._sql("DELETE FROM addressable_index WHERE name = ?", (INDEXES,))
@@ -70,16 +73,48 @@ class DiskRows:
     def _move_sightings(self) -> None:
         """Sightings an earlier version kept as one diskcache value a record (a line
         each) move to their table, once, in their order."""
-        with self._cache.transact():
+        with self._moving() as drop:
             for key in self._legacy(OBSERVED):
                 value = self._cache.get(key)
                 lines = bytes(value).splitlines() if value else []
                 self._cache._con.executemany(
                     ADD_SIGHTING, [(key[len(OBSERVED) :], line) for line in lines]
                 )
-                self._cache.delete(key)
+                drop(key)
+
+    @contextmanager
+    def _moving(self) -> Iterator[Callable[[str], None]]:
+        """One transaction that moves values out of diskcache: `drop(key)` removes a
+        value's row in it, and the file of a large value only once it has committed
+        (diskcache's own delete removes the file at once, and a move cut short would
+        then lose it). A file left by a process killed in between is a stray gc frees."""
+        files: list[str] = []
+
+        def drop(key: str) -> None:
+            found = self._cache._sql(
+                "SELECT filename FROM Cache WHERE key = ? AND raw = 1", (key,)
+            ).fetchone()
+            if found is not None and found[0] is not None:
+                files.append(str(found[0]))
+            self._cache._sql("DELETE FROM Cache WHERE key = ? AND raw = 1", (key,))
+
+        with self._cache.transact():
+            yield drop
+        for name in files:
+            with suppress(FileNotFoundError):
+                (Path(self._cache.directory) / name).unlink()
 
     def _insert_row(self, record_id: str, value: bytes) -> None:
-        """A record's row for its stored value; one there gets the new value, and keeps
-        its payload and address."""
-        self._cache._con.execute(SET_ROW, (record_id, *row_in(value), value))
+        """A record's row for its stored value. One there is replaced whole, keeping its
+        payload and address, so that the counts kept by tool and session follow."""
+        with self._cache.transact():
+            con = self._cache._con
+            row = row_in(value)
+            found = con.execute(
+                "SELECT address, payload FROM addressable_records WHERE id = ?", (record_id,)
+            ).fetchone()
+            if found is None:
+                con.execute(PUT_ROW, (record_id, *row, value))
+                return
+            con.execute("DELETE FROM addressable_records WHERE id = ?", (record_id,))
+            con.execute(SET_ROW, (record_id, *row[:4], found[0], value, found[1]))

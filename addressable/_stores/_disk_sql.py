@@ -96,9 +96,10 @@ PUT_ROW = (
     "INSERT OR IGNORE INTO addressable_records (id, at, tool, key, session, address, value) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
+# A record's row again, for a value set by hand: its payload and address as they were.
 SET_ROW = (
-    f"{PUT_ROW.replace('OR IGNORE ', '')} ON CONFLICT (id) DO UPDATE SET value = excluded.value, "
-    "at = excluded.at, tool = excluded.tool, key = excluded.key, session = excluded.session"
+    "INSERT INTO addressable_records (id, at, tool, key, session, address, value, payload) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # The payload of a record whose row holds none: another row's copy.
 COPY = "SELECT payload FROM addressable_records WHERE address = ? AND payload IS NOT NULL LIMIT 1"

@@ -16,7 +16,7 @@ from datetime import datetime
 from .._models import Observation, Record
 from ._backend import Backend
 from ._base import USER_PIN, StoreStats
-from ._codec import dump_record, untokened
+from ._codec import dump_record
 from ._index import (
     ADDRESS,
     BLOBS,
@@ -82,7 +82,6 @@ class KeyValueStore(Upkeep):
                 sighting_entries(record.id, observation),
             )
             return False
-        self._remember(value, record if record.tokens is None else untokened(record))
         # A tombstone left by gc may remain: a live record takes precedence over it.
         if record.tokens is not None:
             b.set(tokens_key(record.content_hash), str(record.tokens).encode())

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import suppress
 from datetime import datetime
 from typing import cast
 
@@ -22,8 +21,6 @@ from ._backend import Backend
 from ._codec import load_observation, load_record
 from ._index import IDS, KEY, REF, SEEN, SESSION, TIME, TOMBS, TOOL, micros
 from ._keys import OBSERVED, RECORD, TOMBSTONE, blob_key, tokens_key
-
-_PARSED = 2048  # records a store keeps parsed (a few MB at most)
 
 
 class Reading:
@@ -39,10 +36,6 @@ class Reading:
         joined = getattr(type(backend), "get_joined", None)
         self._joined = None if joined is None else functools.partial(joined, backend)
         self._recent: tuple[str, str, bytes] = ("", "", b"")  # id, hash, payload last read
-        # Records this store wrote or read lately, parsed, by their stored bytes: the same
-        # bytes parse to the same record, so a hit skips the checksum and the parse, and
-        # a record altered since (other bytes) is read and checked afresh.
-        self._parsed: dict[bytes, Record] = {}
 
     @property
     def location(self) -> str:
@@ -55,15 +48,14 @@ class Reading:
             found = self._joined(RECORD + record_id)
             if found is not None:
                 value, payload, tokens = found
-                record = self._parse(record_id, value)
+                record = load_record(record_id, value)
                 if payload is not None:
                     self._recent = (record_id, record.content_hash, payload)
                 if tokens is None:
                     return record
                 return record.model_copy(update={"tokens": int(tokens)})
-            raw: bytes | None = None
-        else:
-            raw = self._backend.get(RECORD + record_id)
+        # Not found at once: read by key (a backend may keep some records apart).
+        raw = self._backend.get(RECORD + record_id)
         if raw is None:
             tomb = self._backend.get(TOMBSTONE + record_id)
             if tomb is not None:
@@ -73,22 +65,7 @@ class Reading:
                     f"{when}; run the call again to get a fresh result"
                 )
             raise NotFound(f"no result with id {record_id}")
-        return self._with_tokens(self._parse(record_id, raw))
-
-    def _parse(self, record_id: str, raw: bytes) -> Record:
-        record = self._parsed.get(raw)
-        if record is None or record.id != record_id:
-            record = load_record(record_id, raw)  # checked: it raises on any damage
-            self._remember(raw, record)
-        return record
-
-    def _remember(self, raw: bytes, record: Record) -> None:
-        parsed = self._parsed
-        if len(parsed) >= _PARSED:
-            # The oldest goes (another thread may have taken it meanwhile).
-            with suppress(KeyError, RuntimeError, StopIteration):
-                del parsed[next(iter(parsed))]
-        parsed[raw] = record
+        return self._with_tokens(load_record(record_id, raw))
 
     def _with_tokens(self, record: Record) -> Record:
         tokens = self._backend.get(tokens_key(record.content_hash))
@@ -244,4 +221,4 @@ class Reading:
         for record_id in ids:
             raw = self._backend.get(RECORD + record_id)
             if raw is not None:
-                yield self._with_tokens(self._parse(record_id, raw))
+                yield self._with_tokens(load_record(record_id, raw))

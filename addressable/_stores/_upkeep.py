@@ -209,8 +209,11 @@ class Upkeep(Pinning):
                 # pointed to was never indexed: removing it changes nothing).
                 b.index(remove=[(BLOBS, blob_sizes.get(k, 0), k[len(BLOB) :])])
                 blobs_removed += 1
-            # Payloads a backend kept in their records' rows went with the last of them.
+            # Payloads a backend kept in their records' rows went with the last of them
+            # (but one a damaged record may still name, which is kept as it was).
             for k, size in gone.items():
+                if self._own or k in keep:
+                    continue
                 b.delete(TOKENS + k[len(BLOB) :])
                 freed += size
                 blobs_removed += 1

@@ -11,6 +11,7 @@ import diskcache
 import pytest
 
 import addressable as ad
+from addressable._stores import _disk_rows
 from addressable._stores._keys import RECORD, blob_key, tokens_key
 
 
@@ -117,7 +118,10 @@ def _as_an_earlier_version_kept_it(path: Path) -> None:
         cache.close()
 
 
-def test_a_store_of_an_earlier_layout_is_moved_and_indexed_on_open(tmp_path: Path) -> None:
+def test_a_store_of_an_earlier_layout_is_moved_and_indexed_on_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_disk_rows, "_BATCH", 7)  # moved in several transactions
     kit = _kit(tmp_path)
     made = [
         kit.record(

@@ -20,6 +20,8 @@ from ._keys import OBSERVED, RECORD
 
 _HASH = re.compile(rb'"content_hash":"([0-9a-f]{64})"')
 _log = logging.getLogger("addressable")
+# Values moved in one transaction: other writers wait for one batch, not the whole move.
+_BATCH = 2000
 
 
 def row_in(value: bytes) -> Row:
@@ -57,30 +59,33 @@ class DiskRows:
         return [str(k) for (k,) in rows]
 
     def _move_records(self) -> None:
-        """Records an earlier version kept as diskcache values move to their table, once;
-        the store then indexes itself again (its marker goes)."""
-        with self._moving() as drop:
-            keys = self._legacy(RECORD)
-            for done, key in enumerate(keys, start=1):
-                value = self._cache.get(key)
-                if value is not None:
-                    self._insert_row(key[len(RECORD) :], bytes(value))
-                drop(key)
-                if done % 1000 == 0:
-                    _log.info("moving records at %s: %d of %d", self.location, done, len(keys))
-            self._cache._sql("DELETE FROM addressable_index WHERE name = ?", (INDEXES,))
+        """Records an earlier version kept as diskcache values move to their table, once,
+        a batch a transaction (a record is read where it is until it has moved); the
+        store then indexes itself again (its marker goes first)."""
+        self._cache._sql("DELETE FROM addressable_index WHERE name = ?", (INDEXES,))
+        done = 0
+        while keys := self._legacy(RECORD, limit=_BATCH):
+            with self._moving() as drop:
+                for key in keys:
+                    value = self._cache.get(key)
+                    if value is not None:
+                        self._insert_row(key[len(RECORD) :], bytes(value))
+                    drop(key)
+            done += len(keys)
+            _log.info("moving records at %s: %d moved", self.location, done)
 
     def _move_sightings(self) -> None:
         """Sightings an earlier version kept as one diskcache value a record (a line
-        each) move to their table, once, in their order."""
-        with self._moving() as drop:
-            for key in self._legacy(OBSERVED):
-                value = self._cache.get(key)
-                lines = bytes(value).splitlines() if value else []
-                self._cache._con.executemany(
-                    ADD_SIGHTING, [(key[len(OBSERVED) :], line) for line in lines]
-                )
-                drop(key)
+        each) move to their table, once, in their order, a batch a transaction."""
+        while keys := self._legacy(OBSERVED, limit=_BATCH):
+            with self._moving() as drop:
+                for key in keys:
+                    value = self._cache.get(key)
+                    lines = bytes(value).splitlines() if value else []
+                    self._cache._con.executemany(
+                        ADD_SIGHTING, [(key[len(OBSERVED) :], line) for line in lines]
+                    )
+                    drop(key)
 
     @contextmanager
     def _moving(self) -> Iterator[Callable[[str], None]]:

@@ -66,9 +66,9 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
             with self._cache.transact():
                 for statement in SCHEMA:
                     self._sql(statement)
-        if self._legacy(OBSERVED, limit=1):
+        if self._cache_keys(OBSERVED, limit=1):
             self._move_sightings()
-        if self._legacy(RECORD, limit=1):
+        if self._cache_keys(RECORD, limit=1):
             self._move_records()
 
     @translated("reading")
@@ -240,13 +240,9 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
 
     @translated("listing")
     def keys(self, prefix: str) -> list[str]:
-        # A range of diskcache's own index on keys (string keys are stored as text):
-        # only the keys with the prefix are read; records' ids likewise from their table.
-        rows = self._sql(
-            "SELECT key FROM Cache WHERE key >= ? AND key < ? AND raw = 1 ORDER BY key",
-            (prefix, prefix + TOP),
-        )
-        found = [str(key) for (key,) in rows]
+        # Ranges of indexes: only the keys with the prefix are read, diskcache's and
+        # the ids of records and sightings kept in their tables.
+        found = self._cache_keys(prefix)
         for kept, table in ((RECORD, "addressable_records"), (OBSERVED, "addressable_sightings")):
             if kept.startswith(prefix) or prefix.startswith(kept):
                 low = prefix[len(kept) :] if prefix.startswith(kept) else ""

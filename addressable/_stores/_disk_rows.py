@@ -50,10 +50,12 @@ class DiskRows:
     location: str
     _cache: diskcache.Cache
 
-    def _legacy(self, prefix: str, limit: int = -1) -> list[str]:
-        """Keys with `prefix` kept as diskcache values, as an earlier version kept them."""
+    def _cache_keys(self, prefix: str, limit: int = -1) -> list[str]:
+        """Keys with `prefix` kept as diskcache values, in order: a range of diskcache's
+        own index on keys (string keys are stored as text), so only those are read.
+        Records and sightings among them are as an earlier version kept them."""
         rows = self._cache._sql(
-            "SELECT key FROM Cache WHERE key >= ? AND key < ? AND raw = 1 LIMIT ?",
+            "SELECT key FROM Cache WHERE key >= ? AND key < ? AND raw = 1 ORDER BY key LIMIT ?",
             (prefix, prefix + TOP, limit),
         )
         return [str(k) for (k,) in rows]
@@ -64,7 +66,7 @@ class DiskRows:
         store then indexes itself again (its marker goes first)."""
         self._cache._sql("DELETE FROM addressable_index WHERE name = ?", (INDEXES,))
         done = 0
-        while keys := self._legacy(RECORD, limit=_BATCH):
+        while keys := self._cache_keys(RECORD, limit=_BATCH):
             with self._moving() as drop:
                 for key in keys:
                     value = self._cache.get(key)
@@ -77,7 +79,7 @@ class DiskRows:
     def _move_sightings(self) -> None:
         """Sightings an earlier version kept as one diskcache value a record (a line
         each) move to their table, once, in their order, a batch a transaction."""
-        while keys := self._legacy(OBSERVED, limit=_BATCH):
+        while keys := self._cache_keys(OBSERVED, limit=_BATCH):
             with self._moving() as drop:
                 for key in keys:
                     value = self._cache.get(key)

@@ -209,10 +209,11 @@ class Upkeep(Pinning):
                 # pointed to was never indexed: removing it changes nothing).
                 b.index(remove=[(BLOBS, blob_sizes.get(k, 0), k[len(BLOB) :])])
                 blobs_removed += 1
-            # Payloads a backend kept in their records' rows went with the last of them
-            # (but one a damaged record may still name, which is kept as it was).
+            # Payloads a backend that keeps rows kept in its records' rows (see
+            # `Backend.put_pair`) went with the last of them; on another backend, one not
+            # listed above was missing already. One a damaged record names is kept.
             for k, size in gone.items():
-                if self._own or k in keep:
+                if not b.indexes_records or k in keep:
                     continue
                 b.delete(TOKENS + k[len(BLOB) :])
                 freed += size

@@ -264,3 +264,28 @@ def test_a_replay_gives_what_was_stored_not_an_object_someone_changed(tmp_path: 
     assert kit.replay(res.id).record.meta == {"hits": ["a"]}
     kit.replay(res.id).record.meta["hits"].append("changed by a reader")
     assert kit.replay(res.id).record.meta == {"hits": ["a"]}
+
+
+def test_a_store_with_the_earlier_single_trigger_counts_each_record_once(tmp_path: Path) -> None:
+    kit = _kit(tmp_path)
+    kit.record("t", {"n": 0}, b"zero", determinism="deterministic")
+    kit.store.close()
+    cache = diskcache.Cache(str(tmp_path / "store"))
+    try:  # the trigger an earlier version made, in place of the two it makes now
+        cache._sql("DROP TRIGGER addressable_record_counted")
+        cache._sql("DROP TRIGGER addressable_session_seen")
+        cache._sql(
+            "CREATE TRIGGER addressable_record_added AFTER INSERT ON addressable_records "
+            "BEGIN INSERT INTO addressable_counts VALUES (new.tool, 1, "
+            "new.payload IS NOT NULL, coalesce(length(new.payload), 0)) ON CONFLICT (tool) "
+            "DO UPDATE SET records = records + 1, payloads = payloads + excluded.payloads, "
+            "bytes = bytes + excluded.bytes; INSERT OR IGNORE INTO addressable_index "
+            "SELECT '#sessions', 0, new.session WHERE new.session IS NOT NULL; END"
+        )
+    finally:
+        cache.close()
+    kit = ad.Toolkit(ad.DiskStore(tmp_path / "store"), session="later")
+    kit.record("t", {"n": 1}, b"one", determinism="deterministic")
+    stats = kit.store.stats()
+    assert (stats.records, stats.by_tool, stats.sessions) == (2, {"t": 2}, 2)
+    assert stats.blobs == 2 and stats.blob_bytes == len(b"zero") + len(b"one")

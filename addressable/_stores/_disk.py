@@ -19,7 +19,7 @@ import diskcache
 from ._backend import store_failure, translated
 from ._disk_indexes import DiskIndexes
 from ._disk_rows import DiskRows, row_in
-from ._disk_sql import ADD_SIGHTING, COPY, JOINED, PUT, PUT_ROW, SCHEMA, TOP
+from ._disk_sql import ADD_SIGHTING, COPY, JOINED, PUT, PUT_ROW, RETIRED, SCHEMA, TOP
 from ._disk_strays import DiskStrays
 from ._index import Entry, Row
 from ._keys import BLOB, OBSERVED, RECORD
@@ -62,9 +62,9 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
         found = self._sql(
             "SELECT count(*) FROM sqlite_master WHERE name LIKE 'addressable\\_%' ESCAPE '\\'"
         ).fetchone()[0]
-        if found < len(SCHEMA):
+        if found != len(SCHEMA):  # a new store, or one an earlier version made
             with self._cache.transact():
-                for statement in SCHEMA:
+                for statement in (*RETIRED, *SCHEMA):
                     self._sql(statement)
         if self._cache_keys(OBSERVED, limit=1):
             self._move_sightings()

@@ -55,14 +55,21 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS addressable_counts (
         tool TEXT PRIMARY KEY, records INTEGER NOT NULL, payloads INTEGER NOT NULL,
         bytes INTEGER NOT NULL) WITHOUT ROWID""",
-    """CREATE TRIGGER IF NOT EXISTS addressable_record_added AFTER INSERT ON addressable_records
+    # Two triggers, not one with both statements, and `ifnull`, not `coalesce`: each
+    # of those makes SQLite copy the new payload into the trigger (measured: a 10 KB
+    # write's SQL took 30-50 us longer, as long again as the rest of it).
+    """CREATE TRIGGER IF NOT EXISTS addressable_record_counted
+    AFTER INSERT ON addressable_records
     BEGIN
         INSERT INTO addressable_counts
-        VALUES (new.tool, 1, new.payload IS NOT NULL, coalesce(length(new.payload), 0))
+        VALUES (new.tool, 1, new.payload IS NOT NULL, ifnull(length(new.payload), 0))
         ON CONFLICT (tool) DO UPDATE SET records = records + 1,
             payloads = payloads + excluded.payloads, bytes = bytes + excluded.bytes;
-        INSERT OR IGNORE INTO addressable_index
-        SELECT '#sessions', 0, new.session WHERE new.session IS NOT NULL;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS addressable_session_seen AFTER INSERT ON addressable_records
+    WHEN new.session IS NOT NULL
+    BEGIN
+        INSERT OR IGNORE INTO addressable_index VALUES ('#sessions', 0, new.session);
     END""",
     """CREATE TRIGGER IF NOT EXISTS addressable_record_removed
     AFTER DELETE ON addressable_records
@@ -81,6 +88,8 @@ SCHEMA = (
         WHERE tool = new.tool;
     END""",
 )
+# What an earlier version created and this one does not: dropped on open, before SCHEMA.
+RETIRED = ("DROP TRIGGER IF EXISTS addressable_record_added",)  # both jobs in one
 ADD = "INSERT OR IGNORE INTO addressable_index (name, score, member) VALUES (?, ?, ?)"
 REMOVE = "DELETE FROM addressable_index WHERE name = ? AND score = ? AND member = ?"
 # A record, with its payload unless a copy is stored already (in a record's row, or in

@@ -77,6 +77,20 @@ def test_a_hand_edited_record_is_damage(
     assert_altered(store, edited.id, kept)
 
 
+def test_stats_passes_over_a_damaged_oldest_or_newest_record(
+    store: ad.Store, clock: FakeClock
+) -> None:
+    edited, kept = fill(store, clock)  # edited: the oldest
+    clock.advance(hours=1)
+    newest = ad.Toolkit(store, clock=clock).record("t", {}, b"new", determinism="deterministic")
+    edit(store, edited.id, b'"size":8', b'"size":9')
+    stats = store.stats()
+    assert (stats.records, stats.oldest, stats.newest) == (3, kept.record.observed_at, clock.now)
+    edit(store, newest.id, b'"size":3', b'"size":4')
+    assert store.stats().newest == kept.record.observed_at
+    assert [d.id for d in store.verify().damaged] == sorted([edited.id, newest.id])
+
+
 def _edit_in_the_file(path: Path, record_id: str) -> None:
     with sqlite3.connect(path / "cache.db") as db:
         row = db.execute(

@@ -78,7 +78,8 @@ class StoreStats(BaseModel):
     """Counts and sizes of what a store holds, as its indexes keep them (nothing is
     counted when asked). `blobs` and `blob_bytes` are the payloads stored, each once;
     `sessions` the sessions that saw a record, first or again; `oldest` and `newest`
-    the first observations of the oldest and newest records."""
+    the first observations of the oldest and newest records that can be read (a damaged
+    one is passed over: `verify` names it)."""
 
     location: str
     records: int

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from .._errors import IntegrityError
 from .._models import Observation, Record
 from ._backend import Backend
 from ._base import USER_PIN, StoreStats
@@ -137,10 +138,15 @@ class KeyValueStore(Upkeep):
         return {USER_PIN: user, **counts} if user else counts
 
     def _edge(self, *, newest: bool) -> datetime | None:
-        """When the oldest (or newest) record was observed; None for an empty store."""
+        """When the oldest (or newest) record that can be read was observed; None for an
+        empty store. A damaged one is passed over: `verify` names it, `stats` goes on."""
         offset = 0
         while ids := self._backend.members(TIME, reverse=newest, offset=offset, limit=8):
-            for record in self._load(ids):  # one removed meanwhile is skipped
-                return record.observed_at
+            for record_id in ids:
+                try:
+                    for record in self._load([record_id]):  # gone meanwhile: skipped
+                        return record.observed_at
+                except IntegrityError:
+                    continue
             offset += len(ids)
         return None

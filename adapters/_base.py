@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    create_model,
+)
 
 import addressable as ad
 
@@ -30,6 +41,14 @@ class Adapter:
 
     def handle(self, arguments: dict[str, Any]) -> str:
         raise NotImplementedError
+
+    def checked(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """A model's arguments, checked against `input_schema` before anything runs: each
+        required one given, none the schema does not name (an argument a model may not
+        choose, such as an identity, is refused, not passed on), each of its type (a
+        string is not an int). A `null` stands for an argument left out. Raises
+        `ArgumentError` naming the argument."""
+        return check_arguments(self.input_schema, arguments, self.name)
 
     def act(
         self,
@@ -100,5 +119,60 @@ class Identity(BaseModel):
 
 
 def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """A JSON Schema object for a tool's input."""
-    return {"type": "object", "properties": properties, "required": required}
+    """A JSON Schema object for a tool's input: these properties and no others."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def check_arguments(
+    input_schema: Mapping[str, Any], arguments: Mapping[str, Any], tool: str
+) -> dict[str, Any]:
+    """`arguments` checked by pydantic against a schema `schema()` made (see
+    `Adapter.checked`); the ones given, `null`s left out."""
+    model = _model_of(json.dumps(input_schema, sort_keys=True))
+    try:
+        model.model_validate(arguments)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the arguments"
+        what = {
+            "missing": "is missing",
+            "extra_forbidden": "is not an argument of this tool",
+        }.get(first["type"], f"does not fit ({type(first['input']).__name__}): {first['msg']}")
+        raise ad.ArgumentError(f"{tool}: argument {where!r} {what}") from None
+    return {k: v for k, v in arguments.items() if v is not None}
+
+
+_TYPES: dict[str, Any] = {
+    "string": StrictStr,
+    "integer": StrictInt,
+    "boolean": StrictBool,
+    "object": dict[str, Any],
+    "array": list[Any],
+}
+
+
+@functools.cache
+def _model_of(schema_json: str) -> type[BaseModel]:
+    """A pydantic model for one input schema (kept: a tool's schema does not change)."""
+    input_schema = json.loads(schema_json)
+    fields: dict[str, Any] = {}
+    for name, prop in input_schema["properties"].items():
+        kind: Any = _TYPES[prop["type"]]
+        if "enum" in prop:
+            kind = Literal[tuple(prop["enum"])]
+        elif prop["type"] == "array" and "items" in prop:
+            item = _TYPES[prop["items"]["type"]]
+            kind = list[item]  # type: ignore[valid-type]
+        bounds = {
+            "ge": prop.get("minimum"),
+            "le": prop.get("maximum"),
+        }
+        required = name in input_schema.get("required", [])
+        fields[name] = (kind, Field(**bounds)) if required else (kind | None, Field(None, **bounds))
+    config = ConfigDict(extra="forbid")
+    return create_model("Arguments", __config__=config, **fields)

@@ -23,7 +23,11 @@ FORMATS: tuple[Format, ...] = ("anthropic", "openai", "openai-responses")
 
 @runtime_checkable
 class ModelTool(Protocol):
-    """A tool a model can call: what `kit.tools()` lists and `kit.handle()` runs."""
+    """A tool a model can call: what `kit.tools()` lists and `kit.handle()` runs.
+
+    A tool may also have `checked(arguments) -> dict`: `handle` is then given what it
+    returns, and an `ArgumentError` it raises is the call's result, before anything ran
+    (the adapters check a model's arguments against their `input_schema` so)."""
 
     @property
     def name(self) -> str: ...

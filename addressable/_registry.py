@@ -103,7 +103,15 @@ class ToolRegistry:
             known = ", ".join(sorted(self._model_tools))
             return f"error: there is no tool named {name!r}; the tools are: {known}"
         parsed = _parse_arguments(arguments)
-        return parsed if isinstance(parsed, str) else (tool, parsed)
+        if isinstance(parsed, str):
+            return parsed
+        checked = getattr(tool, "checked", None)  # see ModelTool: before anything runs
+        if callable(checked):
+            try:
+                parsed = checked(parsed)
+            except ArgumentError as exc:
+                return self._rec.secrets.mask(f"error: {exc}")
+        return tool, parsed
 
     def _text(self, name: str, run: Callable[[], str]) -> str:
         try:
@@ -155,6 +163,8 @@ def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any
             arguments = json.loads(arguments)
         except ValueError as exc:
             return f"error: the arguments are not valid JSON ({exc}); send a JSON object"
+        except RecursionError:
+            return "error: the arguments are nested too deeply; send a flat JSON object"
     if not isinstance(arguments, Mapping):
         return "error: the arguments must be a JSON object"
     return dict(arguments)

@@ -1,0 +1,85 @@
+"""A model's arguments are checked against the tool's declared schema before anything
+runs: an argument the schema does not name (an identity Fetch keeps for its user) is
+refused, not passed on; a value of the wrong type, a missing argument, JSON nested past
+what can be read, each come back as one line naming the argument, and nothing ran."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import addressable as ad
+from addressable.adapters import Api, Fetch, Files, Identity, Memory, Scope, Search, Shell
+
+from .httpserver import LocalServer, Page
+
+
+def test_an_identity_a_model_names_is_not_sent(
+    kit: ad.Toolkit, server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPS_TOKEN", "tok-never-sent-1234")
+    server.pages["/collect"] = Page(b"<p>hello</p>")
+    ops = Identity(name="ops", headers={"Authorization": "Bearer secret:env:OPS_TOKEN"})
+    Fetch(kit, identities=[ops])
+    text = kit.handle("fetch", {"url": server.url("/collect"), "identity": "ops"})
+    assert text == "error: fetch: argument 'identity' is not an argument of this tool"
+    assert server.requests == [] and list(kit.store.records()) == []
+    assert "hello" in kit.handle("fetch", {"url": server.url("/collect")})
+    assert all("Authorization" not in r.headers for r in server.requests)
+
+
+def test_a_value_of_the_wrong_type_is_refused_before_the_call(
+    kit: ad.Toolkit, tmp_path: Path
+) -> None:
+    Files(kit, tmp_path)
+    text = kit.handle("files", {"command": "write", "path": "a.txt", "content": 7})
+    assert text.startswith("error: files: argument 'content' does not fit (int)")
+    assert "\n" not in text
+    assert not (tmp_path / "a.txt").exists() and list(kit.store.records()) == []
+    missing = kit.handle("files", json.dumps({"command": "read"}))
+    assert missing == "error: files: argument 'path' is missing"
+    wrong = kit.handle("files", {"command": "delete", "path": "a.txt"})
+    assert wrong.startswith("error: files: argument 'command' does not fit (str)")
+
+
+def test_null_stands_for_an_argument_left_out(kit: ad.Toolkit, tmp_path: Path) -> None:
+    # OpenAI's strict function calling sends every property, null when not wanted.
+    Files(kit, tmp_path)
+    text = kit.handle("files", {"command": "write", "path": "b.txt", "content": None})
+    assert not text.startswith("error"), text
+    assert (tmp_path / "b.txt").read_text() == ""
+
+
+def test_a_bool_is_not_an_int_and_a_string_is_not_a_bool(kit: ad.Toolkit) -> None:
+    Search(kit)
+    assert kit.handle("search", {"query": "q", "limit": True}).startswith(
+        "error: search: argument 'limit' does not fit (bool)"
+    )
+    assert kit.handle("search", {"query": "q", "fresh": "yes"}).startswith(
+        "error: search: argument 'fresh' does not fit (str)"
+    )
+
+
+def test_arguments_nested_past_reading_are_one_line(kit: ad.Toolkit, tmp_path: Path) -> None:
+    Files(kit, tmp_path)
+    deep = '{"command": "read", "path": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert kit.handle("files", deep) == (
+        "error: the arguments are nested too deeply; send a flat JSON object"
+    )
+
+
+def test_every_adapter_schema_names_all_it_takes(kit: ad.Toolkit, tmp_path: Path) -> None:
+    Fetch(kit)
+    Files(kit, tmp_path)
+    Search(kit)
+    Memory(kit, tmp_path / "memories")
+    Shell(kit, cwd=tmp_path)
+    Api(kit, scope=Scope(origins=("http://127.0.0.1:1",)))
+    adapters = [t for t in kit.tools() if t["name"] != "replay_result"]
+    assert len(adapters) == 6
+    for tool in adapters:
+        assert tool["input_schema"]["additionalProperties"] is False, tool["name"]
+        extra = kit.handle(tool["name"], {"no_such_argument": 1})
+        assert extra.startswith(f"error: {tool['name']}: argument"), extra

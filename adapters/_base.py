@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    ValidationError,
-    create_model,
 )
 
 import addressable as ad
+from addressable._toolargs import check_arguments
 
 
 class Adapter:
@@ -126,53 +120,3 @@ def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
         "required": required,
         "additionalProperties": False,
     }
-
-
-def check_arguments(
-    input_schema: Mapping[str, Any], arguments: Mapping[str, Any], tool: str
-) -> dict[str, Any]:
-    """`arguments` checked by pydantic against a schema `schema()` made (see
-    `Adapter.checked`); the ones given, `null`s left out."""
-    model = _model_of(json.dumps(input_schema, sort_keys=True))
-    try:
-        model.model_validate(arguments)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the arguments"
-        what = {
-            "missing": "is missing",
-            "extra_forbidden": "is not an argument of this tool",
-        }.get(first["type"], f"does not fit ({type(first['input']).__name__}): {first['msg']}")
-        raise ad.ArgumentError(f"{tool}: argument {where!r} {what}") from None
-    return {k: v for k, v in arguments.items() if v is not None}
-
-
-_TYPES: dict[str, Any] = {
-    "string": StrictStr,
-    "integer": StrictInt,
-    "boolean": StrictBool,
-    "object": dict[str, Any],
-    "array": list[Any],
-}
-
-
-@functools.cache
-def _model_of(schema_json: str) -> type[BaseModel]:
-    """A pydantic model for one input schema (kept: a tool's schema does not change)."""
-    input_schema = json.loads(schema_json)
-    fields: dict[str, Any] = {}
-    for name, prop in input_schema["properties"].items():
-        kind: Any = _TYPES[prop["type"]]
-        if "enum" in prop:
-            kind = Literal[tuple(prop["enum"])]
-        elif prop["type"] == "array" and "items" in prop:
-            item = _TYPES[prop["items"]["type"]]
-            kind = list[item]  # type: ignore[valid-type]
-        bounds = {
-            "ge": prop.get("minimum"),
-            "le": prop.get("maximum"),
-        }
-        required = name in input_schema.get("required", [])
-        fields[name] = (kind, Field(**bounds)) if required else (kind | None, Field(None, **bounds))
-    config = ConfigDict(extra="forbid")
-    return create_model("Arguments", __config__=config, **fields)

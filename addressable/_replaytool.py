@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import json
-import re
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+import regex
+
 from ._blocks import BLOCKS, blocks_text, decode_blocks, describe, to_shape
-from ._errors import AddressableError, AmbiguousId, BadId, Expired, IntegrityError, NotFound
+from ._errors import (
+    AddressableError,
+    AmbiguousId,
+    ArgumentError,
+    BadId,
+    Expired,
+    IntegrityError,
+    NotFound,
+)
 from ._modeltools import REPLAY_TOOL
 from ._payload import payload_text
 from ._stubs import prefix_mark
 from ._tokens import count_tokens
+from ._toolargs import check_arguments
 from .ids import ID_LENGTH
 
 if TYPE_CHECKING:
@@ -21,6 +32,11 @@ if TYPE_CHECKING:
 
 NAME = REPLAY_TOOL
 CONTEXT_LINES = 2  # lines shown around each match of `pattern`
+CLOSE_AMONG = 1000  # newest records an unknown id is compared with, for close ones
+PATTERN_LENGTH = 1000  # characters a pattern may have
+# Seconds a pattern may take over a whole result: a model's regular expression can take
+# exponential time on a short line ("(a+)+$"), and matching holds the interpreter.
+PATTERN_SECONDS = 1.0
 
 DESCRIPTION = (
     "Get back the exact content of an earlier tool result that was replaced by a stub "
@@ -37,15 +53,29 @@ SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": "the result id from the stub (8 to 16 hex characters)",
         },
-        "start_line": {"type": "integer", "description": "first line to return, from 1"},
-        "end_line": {"type": "integer", "description": "last line to return, inclusive"},
+        "start_line": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "first line to return, from 1",
+        },
+        "end_line": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "last line to return, inclusive",
+        },
         "pattern": {
             "type": "string",
+            "maxLength": PATTERN_LENGTH,
             "description": "a regular expression: return only matching lines, in context",
         },
-        "max_tokens": {"type": "integer", "description": "return at most about this many tokens"},
+        "max_tokens": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "return at most about this many tokens",
+        },
     },
     "required": ["id"],
+    "additionalProperties": False,
 }
 
 
@@ -73,6 +103,13 @@ class ReplayTool:
 
     def __init__(self, kit: Kit) -> None:
         self._kit = kit
+
+    def checked(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """A model's arguments checked against `SCHEMA` (see `check_arguments`); one
+        without an id string is left for `handle` to say what it needs."""
+        if not isinstance(arguments.get("id"), str):
+            return dict(arguments)
+        return check_arguments(SCHEMA, arguments, NAME)
 
     def handle(self, arguments: dict[str, Any]) -> str:
         raw_id = arguments.get("id")
@@ -140,7 +177,10 @@ class ReplayTool:
             return self._kit.replay(owner)
 
     def _not_found(self, text: str) -> str:
-        close = _closest(text, (r.id for r in self._kit.store.records()))
+        # Among the newest records, the ones a model has seen: not the whole store, which
+        # a model could make every wrong id read.
+        recent = self._kit.store.records(newest_first=True, limit=CLOSE_AMONG)
+        close = _closest(text, (r.id for r in recent))
         hint = f" Close ids: {', '.join(close)}." if close else ""
         return (
             f"error: no result with id {text}.{hint} Ids are {ID_LENGTH} hex characters; "
@@ -172,10 +212,20 @@ def _matching(
     numbered: list[tuple[int, str]], pattern: str, total: int
 ) -> tuple[list[tuple[int, str]], str]:
     try:
-        regex = re.compile(pattern)
-    except re.error:
-        regex = re.compile(re.escape(pattern))
-    hits = [i for i, (_, line) in enumerate(numbered) if regex.search(line)]
+        compiled = regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError):
+        compiled = regex.compile(regex.escape(pattern))  # not a regular expression: text
+    deadline = time.monotonic() + PATTERN_SECONDS
+    hits: list[int] = []
+    try:
+        for i, (_, line) in enumerate(numbered):
+            if compiled.search(line, timeout=max(0.0, deadline - time.monotonic())):
+                hits.append(i)
+    except TimeoutError:
+        raise ArgumentError(
+            f"the pattern {pattern[:80]!r} took over {PATTERN_SECONDS:g} s on this result; "
+            "give a simpler one (plain text matches as it is)"
+        ) from None
     keep: set[int] = set()
     for i in hits:
         keep.update(range(max(0, i - CONTEXT_LINES), min(len(numbered), i + CONTEXT_LINES + 1)))

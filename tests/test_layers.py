@@ -54,7 +54,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._bundle",
     ),
     # the model-facing registry: definitions, handle
-    "tools": ("addressable._modeltools", "addressable._registry"),
+    "tools": ("addressable._toolargs", "addressable._modeltools", "addressable._registry"),
     # message shapes, eviction, stubs, summarisers, compaction, replay_result
     "context": (
         "addressable._blocks",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -101,4 +102,34 @@ def test_binary_is_described_not_dumped(kit: ad.Toolkit) -> None:
     assert (
         replay(kit, id=res.id)
         == "[binary content: 7 bytes of image/png; it cannot be shown as text]"
+    )
+
+
+def test_a_pattern_that_would_run_for_ever_is_stopped(kit: ad.Toolkit) -> None:
+    # "(a|aa)+$" on 60 a's then "!" backtracks through every way to split the a's:
+    # unbounded, it holds the interpreter for hours.
+    slow = kit.record("t", {}, b"a" * 60 + b"!\nplain line\n", determinism="deterministic")
+    answers: list[str] = []
+    worker = threading.Thread(
+        target=lambda: answers.append(replay(kit, id=slow.id, pattern="(a|aa)+$")), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=60)
+    assert answers and answers[0].startswith("error: ArgumentError: the pattern '(a|aa)+$' took")
+    assert "\n" not in answers[0]
+    assert replay(kit, id=slow.id, pattern="plain").startswith("[1 lines match 'plain' of 2]")
+
+
+def test_the_model_arguments_of_replay_are_checked(kit: ad.Toolkit, stored: ad.Result) -> None:
+    assert replay(kit, id=stored.id, start_line="3").startswith(
+        "error: replay_result: argument 'start_line' does not fit (str)"
+    )
+    assert replay(kit, id=stored.id, max_tokens=0).startswith(
+        "error: replay_result: argument 'max_tokens' does not fit (int)"
+    )
+    assert replay(kit, id=stored.id, pattern="x" * 1001).startswith(
+        "error: replay_result: argument 'pattern' does not fit (str)"
+    )
+    assert replay(kit, id=stored.id, lines="1-3") == (
+        "error: replay_result: argument 'lines' is not an argument of this tool"
     )

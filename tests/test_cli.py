@@ -223,6 +223,25 @@ def test_replay_verify_re_runs_a_public_fetch(
     assert code == 0 and shown["changed"] is True and shown["content"] == "<p>v2</p>"
 
 
+def test_replay_verify_shows_a_shell_command_and_runs_it_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A record's command is data: a model chose it, and a bundle may come from anyone.
+    from addressable.adapters import Shell
+
+    path, work = str(tmp_path / "store"), tmp_path / "work"
+    work.mkdir()
+    with ad.DiskStore(path) as store:
+        made = Shell(ad.Toolkit(store), cwd=work, pure=["touch"])("touch planted")
+    assert made.record.determinism is ad.Determinism.DETERMINISTIC
+    (work / "planted").unlink()
+    code, _, err = run(capsys, "replay", made.id, "--verify", "--store", path)
+    assert code == 2 and "'touch planted'" in err and "--run" in err
+    assert not (work / "planted").exists()
+    code, _, err = run(capsys, "replay", made.id, "--verify", "--run", "--store", path)
+    assert code == 0 and (work / "planted").exists(), err
+
+
 @pytest.mark.parametrize(
     "order",
     [

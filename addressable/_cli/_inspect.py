@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Column, Table
 
+from .._errors import NotReplayable
 from .._exitcodes import EXIT_DAMAGE, EXIT_OK, EXIT_TOOL_ERROR
 from .._models import Record, Status
 from .._payload import payload_text
@@ -145,7 +146,7 @@ def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
     """`replay`: a result's exact stored bytes; with --verify, re-run and say what changed."""
     kit = Toolkit(store, session="cli")
     if args.verify:
-        _adapters_for(kit, store.get(store.resolve(args.id)))
+        _adapters_for(kit, store.get(store.resolve(args.id)), run=args.run_command)
     result = kit.replay(args.id, verify=args.verify)
     record = result.record
     failed = record.status is Status.ERROR
@@ -180,13 +181,21 @@ def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def _adapters_for(kit: Toolkit, record: Record) -> None:
+def _adapters_for(kit: Toolkit, record: Record, *, run: bool) -> None:
     """Register the adapters that can re-run `record` with no configuration: fetch of a
-    public URL (no identity), and shell commands in the folder they ran in."""
+    public URL (no identity), and, when `run` says so, shell commands in the folder
+    they ran in. A record's command is data (a model chose it; a bundle may come from
+    anyone): without `run` it is shown, not run."""
     adapters: Any = importlib.import_module("addressable.adapters")
     if record.tool == "fetch" and "identity" not in record.args:
         adapters.Fetch(kit)
     elif record.tool == "shell" and isinstance(record.args.get("cwd"), str):
+        if not run:
+            raise NotReplayable(
+                f"re-running result {record.id} runs the command "
+                f"{str(record.args.get('command'))[:200]!r} in {record.args['cwd']}: "
+                "add --run to run it"
+            )
         adapters.Shell(kit, cwd=record.args["cwd"], allow_shell=bool(record.args.get("shell")))
 
 

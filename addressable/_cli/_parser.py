@@ -123,6 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run a deterministic call and report change (public fetches and shell "
         "commands re-run from here; other tools only in the process that registers them)",
     )
+    p.add_argument(
+        "--run",
+        action="store_true",
+        dest="run_command",
+        help="with --verify of a shell result: run its command again (without --run, the "
+        "command is only shown: a record, one from a bundle too, is data, not your order)",
+    )
 
     command("verify", run_verify, "re-hash every payload; exit 1 naming each damaged record")
     command("stats", run_stats, "counts and sizes of what the store holds")

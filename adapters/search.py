@@ -16,6 +16,7 @@ from ._urls import normalize_url
 
 HIT_TOOL = "search_hit"
 DEFAULT_LIMIT = 10
+MAX_LIMIT = 100  # the most hits one search may ask for
 DEFAULT_REUSE = timedelta(hours=1)  # an identical query this recent is served from the store
 
 
@@ -38,6 +39,8 @@ class Search(Adapter):
             "query": {"type": "string"},
             "limit": {
                 "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
                 "description": f"at most this many hits, {DEFAULT_LIMIT} by default",
             },
             "fresh": {
@@ -63,12 +66,13 @@ class Search(Adapter):
 
             backend = LocalIndex()
         self.backend: SearchBackend = backend
-        self.limit = limit
+        self.limit = _checked_limit(limit, "Search: limit")
         self.reuse_within = reuse_within
 
     def __call__(self, query: str, *, limit: int | None = None, fresh: bool = False) -> ad.Result:
         """Run `query`; the same query to the same backend, run in this session within
-        `reuse_within`, gives back its stored result (`replayed` set) unless `fresh`."""
+        `reuse_within`, gives back its stored result (`replayed` set) unless `fresh`.
+        `limit`, when given, is an int from 1 to `MAX_LIMIT` (else `ArgumentError`)."""
         args = self._args(query, limit)
         earlier = self._earlier(args, fresh)
         if earlier is not None:
@@ -113,7 +117,8 @@ class Search(Adapter):
     # -- the bookkeeping both paths share ------------------------------------------------
 
     def _args(self, query: str, limit: int | None) -> dict[str, Any]:
-        return {"query": query, "backend": self.backend.name, "limit": limit or self.limit}
+        chosen = self.limit if limit is None else _checked_limit(limit, f"{self.name}: limit")
+        return {"query": query, "backend": self.backend.name, "limit": chosen}
 
     def _earlier(self, args: dict[str, Any], fresh: bool) -> ad.Result | None:
         if fresh or self.reuse_within is None:
@@ -223,3 +228,14 @@ class Search(Adapter):
                 if session is None or seen.session == session:
                     runs.append((seen.at, str(record.args["query"]), str(record.args["backend"])))
         return [(query, backend) for _, query, backend in sorted(runs)]
+
+
+def _checked_limit(limit: object, where: str) -> int:
+    """`limit` if it is an int from 1 to `MAX_LIMIT` (not a bool); else `ArgumentError`,
+    before any backend is asked (SQLite reads -1 as no limit at all)."""
+    wanted = f"{where} must be an integer from 1 to {MAX_LIMIT}"
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise ad.ArgumentError(f"{wanted}, not a {type(limit).__name__}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ad.ArgumentError(wanted)
+    return limit

@@ -136,6 +136,25 @@ def test_serve_gives_every_result_an_id_readable_as_a_resource(tmp_path: Path) -
     assert any(r["tool"] == "files" and r["args"]["path"] == "notes.txt" for r in seen.values())
 
 
+def test_serve_runs_only_the_programs_its_config_allows(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "seen.txt").write_text("here\n")
+    config = tmp_path / "serve.toml"
+    config.write_text(f'[serve]\nshell = {{ cwd = "{work}", allow = ["ls"] }}\n')
+    store = tmp_path / "store"
+
+    async def scenario() -> None:
+        async with session(store, "serve", "shell", "--config", str(config)) as client:
+            listed = await client.call_tool("shell", {"command": "ls"})
+            assert not listed.is_error and "seen.txt" in texts(listed)[0]
+            refused = await client.call_tool("shell", {"command": "touch made.txt"})
+            assert refused.is_error and "touch" in texts(refused)[0]
+
+    run(scenario)
+    assert not (work / "made.txt").exists()
+
+
 CONFIG = """\
 timeout = 1.5
 

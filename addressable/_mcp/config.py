@@ -13,7 +13,7 @@ by pydantic, every mistake one line naming the file and the field.
     files = { root = ".", writable = false }
     memory = { root = "./memories" }
     search = { index = "index.sqlite" }     # or { searxng = "http://127.0.0.1:8888" }
-    shell = { cwd = ".", pure = ["git log"], writes = ["git commit"] }
+    shell = { cwd = ".", allow = ["git", "ls"], pure = ["git log"], writes = ["git commit"] }
 
 Where no rule names a tool, the hints the upstream declares decide: `destructiveHint`
 true, or `readOnlyHint` false, make it a side effect (an Action, never re-run);
@@ -90,6 +90,7 @@ class SearchConfig(_Strict):
 
 class ShellConfig(_Strict):
     cwd: str = "."
+    allow: list[str] | None = None  # the programs a model may run (Shell's `allow=`)
     pure: list[str] = Field(default_factory=list)
     writes: list[str] = Field(default_factory=list)
     env_allow: list[str] | None = None

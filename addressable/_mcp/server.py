@@ -62,6 +62,8 @@ def add_adapters(kit: Toolkit, names: Sequence[str], config: ServeConfig) -> lis
             options: dict[str, Any] = {"pure": shell.pure, "writes": shell.writes}
             if shell.env_allow is not None:
                 options["env_allow"] = shell.env_allow
+            if shell.allow is not None:
+                options["allow"] = shell.allow
             made.append(Shell(kit, cwd=shell.cwd, timeout=shell.timeout, **options))
         else:
             raise ConfigError(

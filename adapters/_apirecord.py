@@ -13,6 +13,7 @@ import addressable as ad
 
 from ._apirequest import FAILURES, ApiRequests, Call, Sent
 from ._apiscope import Action
+from ._urls import redact_url
 
 VERIFY_TOOL = "api_verify"
 
@@ -153,7 +154,7 @@ class ApiRecording(ApiRequests):
         self, action: ad.Record, url: str, identity: str, seen: ad.Result | Exception
     ) -> ad.Result:
         """Record what the read `seen` (or its failure) says of the write."""
-        args = {"action": action.id, "read": url, "identity": identity}
+        args = {"action": action.id, "read": redact_url(url), "identity": identity}
         if isinstance(seen, Exception):
             outcome, why, read_id = ad.Outcome.UNKNOWN, f"the read failed: {seen}", None
         else:

@@ -14,7 +14,7 @@ import addressable as ad
 from ._apiscope import WRITES, Action, Scope
 from ._base import Adapter, Identity
 from ._http import HTTP_ERRORS, Clients, Exchange
-from ._urls import normalize_url, origin, redact_url
+from ._urls import check_wire, normalize_url, origin, redact_url
 
 # What a call may fail with: the transport's failures and the deadline.
 FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
@@ -36,7 +36,7 @@ class ApiRequests(Adapter):
         self._check(url, identity, action)
         self.kit.secrets.check_allowed(url, allowed, "the URL")
         credentials = self._credentials(identity)
-        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
+        wire, url = self._wire(url), redact_url(url)
         return Call(
             method="GET",
             wire=wire,
@@ -74,7 +74,7 @@ class ApiRequests(Adapter):
             marker = f"ad-{key[:16]}"
             body = {**(body or {}), marker_field: marker}
         credentials = self._credentials(identity)
-        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
+        wire, url = self._wire(url), redact_url(url)
         return Call(
             method=method,
             wire=wire,
@@ -126,6 +126,13 @@ class ApiRequests(Adapter):
                 f"no identity named {identity!r} (known: {known}); nothing was sent"
             )
         self.scope.check(url, identity, action)
+
+    def _wire(self, url: str) -> str:
+        """The URL sent: `url` with its secret references resolved, pointing where it
+        does."""
+        wire = self.kit.secrets.resolve_all(url)
+        check_wire(url, wire)
+        return wire
 
     def _credentials(self, identity: str) -> dict[str, str]:
         return self.identities[identity].resolved_headers(self.kit.secrets)

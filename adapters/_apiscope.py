@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 import addressable as ad
 
-from ._urls import origin
+from ._urls import check_url, origin
 
 Action = Literal["read", "replay", "reversible-write", "write"]
 WRITES = {
@@ -32,7 +32,7 @@ class Scope(BaseModel):
     actions: frozenset[Action] = frozenset({"read", "replay"})
 
     def check(self, url: str, identity: str, action: Action) -> None:
-        where = origin(url)
+        where = check_url(url)  # a URL that does not parse is an ArgumentError
         if where not in {origin(o) for o in self.origins}:
             raise ad.ScopeError(f"{where} is not an allowed origin; nothing was sent")
         if self.identities is not None and identity not in self.identities:

@@ -47,7 +47,9 @@ class Api(ApiRecording):
     in `allow_secrets`, and only when the adapter is called from code (``api.get``,
     ``api.write``, a re-run of such a record): a reference in a model's arguments
     (`kit.handle`) is never resolved. A call with a reference it may not resolve raises
-    `ScopeError` naming it, sends nothing and is not recorded.
+    `ScopeError` naming it, sends nothing and is not recorded. A URL that does not
+    parse, or parses two ways, is an `ArgumentError` likewise; credentials written in a
+    URL are sent, and kept redacted.
 
     Redirects are followed only if the `client` given follows them
     (``follow_redirects=True``), and never to an origin outside the scope (the redirect
@@ -225,9 +227,9 @@ class Api(ApiRecording):
         method, identity = _model_call(arguments)
         if method == "VERIFY":
             read = arguments.get("url")
-            action_id = str(arguments["action_id"])
+            action_id = _needed(arguments, "action_id", method)
             return self._verify(action_id, identity, _str(read), None).text
-        url = str(arguments["url"])
+        url = _needed(arguments, "url", method)
         if method == "GET":
             return self.render(self._get(url, identity, "read", None))
         call = self._write_call(
@@ -244,9 +246,9 @@ class Api(ApiRecording):
         method, identity = _model_call(arguments)
         if method == "VERIFY":
             read = arguments.get("url")
-            action_id = str(arguments["action_id"])
+            action_id = _needed(arguments, "action_id", method)
             return (await self._averify(action_id, identity, _str(read), None)).text
-        url = str(arguments["url"])
+        url = _needed(arguments, "url", method)
         if method == "GET":
             return self.render(await self._aget(url, identity, "read", None))
         call = self._write_call(
@@ -268,6 +270,12 @@ class Api(ApiRecording):
 
 def _model_call(arguments: dict[str, Any]) -> tuple[str, str]:
     return str(arguments.get("method", "GET")).upper(), str(arguments["identity"])
+
+
+def _needed(arguments: dict[str, Any], name: str, method: str) -> str:
+    if arguments.get(name) is None:
+        raise ad.ArgumentError(f"api: {method} needs the argument {name!r}")
+    return str(arguments[name])
 
 
 def _str(value: Any) -> str | None:

@@ -21,7 +21,7 @@ from ._http import (
     SyncClient,
     check_deadline,
 )
-from ._urls import redact_url
+from ._urls import check_url, check_wire, redact_url
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger body is refused, not cut
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
@@ -56,6 +56,10 @@ class Fetch(FetchRecording):
     ``aget``, a re-run of such a record): a reference in a model's arguments
     (`kit.handle`) is never resolved. A call with a reference it may not resolve raises
     `ScopeError` naming it, sends nothing and is not recorded (nothing was observed).
+    A URL that does not parse, or that Python and the HTTP client would read as
+    different hosts or ports, is an `ArgumentError` before anything is sent. The URL
+    goes out as written, but it is kept (arguments, key, final URL, redirects, errors)
+    with the credentials written in it redacted (see `_urls.redact_url`).
 
     The deadline holds against a server that trickles its answer: with the clients the
     adapter makes, every socket read is cut to the time left. With a sync `client` you
@@ -183,9 +187,12 @@ class Fetch(FetchRecording):
         references in the URL (resolved only on the wire; credential-like query values
         never reach the record). Returns the exchange, the request and the URL to
         record."""
+        check_url(url)  # a URL that does not parse, or parses two ways, is refused
         self.kit.secrets.check_allowed(url, allowed, "the URL")
         credentials = self._credentials(identity)
-        wire, url = self.kit.secrets.resolve_all(url), redact_url(url)
+        wire = self.kit.secrets.resolve_all(url)
+        check_wire(url, wire)
+        url = redact_url(url)  # what is kept: no credential written in the URL
         exchange = Exchange(
             self.kit.secrets,
             credentials=credentials,

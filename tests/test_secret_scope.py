@@ -85,9 +85,16 @@ def test_identity_headers_the_user_wrote_are_resolved_for_the_model(
 ) -> None:
     value = secret_env("DOCS_TOKEN")
     server.routes[("GET", "/private")] = lambda r: Reply(200, b"ok", {"Content-Type": "text/plain"})
-    Fetch(kit, identities=[Identity(name="me", headers={"X-Api-Key": "secret:env:DOCS_TOKEN"})])
-    assert kit.handle("fetch", {"url": server.url("/private"), "identity": "me"}) == "ok"
+    me = Identity(name="me", headers={"X-Api-Key": "secret:env:DOCS_TOKEN"})
+    Api(kit, identities=[me], scope=Scope(origins=(server.url(),)))
+    text = kit.handle("api", {"method": "GET", "url": server.url("/private"), "identity": "me"})
+    assert text == "ok"
     assert server.requests[-1].headers["X-Api-Key"] == value
+    # Fetch has no scope of origins: a model cannot name its identities at all.
+    Fetch(kit, identities=[me])
+    refused = kit.handle("fetch", {"url": server.url("/private"), "identity": "me"})
+    assert refused == "error: fetch: argument 'identity' is not an argument of this tool"
+    assert len(server.requests) == 1
 
 
 def test_a_model_cannot_put_a_secret_in_an_api_url_within_its_origins(

@@ -5,6 +5,12 @@ The model names files under ``/memories``; they live in the adapter's root folde
 characters of the content's blake3), so each revision has an address of its own;
 `create`, `str_replace`, `insert`, `delete` and `rename` are Actions whose records name
 the revision they wrote. A path that leaves the root raises `ScopeError`.
+
+Arguments are checked before anything runs or is recorded, from a model or from Python
+alike: their types, those the command needs, the paths (`ScopeError` outside the root,
+`ArgumentError` for a NUL, a lone surrogate or a name too long), `view_range`. A command
+the files as they are make impossible (no such file, `old_str` not found once) is an
+Action `not_applied`; files are written whole, through a temporary file and a rename.
 """
 
 from __future__ import annotations
@@ -17,9 +23,19 @@ from typing import Any
 import addressable as ad
 
 from ._base import Adapter, schema
+from .files import check_path, write_atomically
 
 PREFIX = "/memories"
 _REV = 12  # hex characters of the content hash in a revision
+_NEEDS = {  # the arguments each command cannot do without (the others have defaults)
+    "view": (),
+    "create": ("path",),
+    "str_replace": ("path", "old_str"),
+    "insert": ("path", "insert_line"),
+    "delete": ("path",),
+    "rename": ("old_path", "new_path"),
+}
+_PATHS = ("path", "old_path", "new_path")
 
 
 class MemoryCommandError(ad.ArgumentError):
@@ -74,21 +90,49 @@ class Memory(Adapter):
     def run(self, arguments: dict[str, Any]) -> ad.Result:
         """Carry out one memory command, given as the model sends it."""
         command = arguments.get("command")
-        if command == "view":
-            return self._view(arguments)
-        if command not in ("create", "str_replace", "insert", "delete", "rename"):
+        if command not in _NEEDS:
             raise MemoryCommandError(f"unknown memory command {command!r}")
-        args = {k: v for k, v in arguments.items() if v is not None}
+        args = self._checked(command, arguments)
+        if command == "view":
+            return self._view(args)
         change = getattr(self, f"_{command}")
-        refused = (MemoryCommandError, OSError, KeyError)
-        return self.act(args, lambda: change(arguments), refused, written=("file_text",))
+        # Each command raises these before it changes anything (but a folder `delete` whose
+        # removal fails part-way, left as before): the Action is not_applied.
+        refused = (ad.ArgumentError, ad.ScopeError, OSError)
+        return self.act(args, lambda: change(args), refused, written=("file_text",))
+
+    def _checked(self, command: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments given (nulls left out), refused with `ArgumentError` naming the
+        argument, or `ScopeError` for a path outside the root, before anything runs."""
+        args = self.checked(arguments)  # the schema's types, for direct calls too
+        for needed in _NEEDS[command]:
+            if needed not in args:
+                raise ad.ArgumentError(
+                    f"{self.name}: argument {needed!r} is missing: {command} needs "
+                    + ", ".join(_NEEDS[command])
+                )
+        for name in _PATHS:
+            if name in args:
+                self._resolve(args[name], name)
+        view_range = args.get("view_range")
+        if view_range:
+            if len(view_range) != 2:
+                raise ad.ArgumentError(
+                    f"{self.name}: argument 'view_range' must be two line numbers, "
+                    f"[first, last]; it has {len(view_range)}"
+                )
+            first, last = view_range
+            if first < 1 or (last != -1 and last < first):
+                raise ad.ArgumentError(
+                    f"{self.name}: argument 'view_range' {view_range} is not a range of "
+                    "lines: first is 1 or more, last is first or more, or -1 for the end"
+                )
+        return args
 
     # -- commands --------------------------------------------------------------------------
 
-    def _view(self, arguments: dict[str, Any]) -> ad.Result:
-        path = str(arguments.get("path", PREFIX))
-        full, shown = self._resolve(path)
-        args = {k: v for k, v in arguments.items() if v is not None}
+    def _view(self, args: dict[str, Any]) -> ad.Result:
+        full, shown = self._resolve(args.get("path", PREFIX))
         if full.is_dir():
             entries = sorted(
                 p.relative_to(full).as_posix() + ("/" if p.is_dir() else "")
@@ -97,12 +141,12 @@ class Memory(Adapter):
             )
             text = f"Directory {shown}:\n" + "".join(f"- {e}\n" for e in entries)
         elif full.is_file():
-            lines = full.read_text(encoding="utf-8").splitlines()
+            lines = _text(full, shown).splitlines()
             first, last = 1, len(lines)
-            if arguments.get("view_range"):
-                first, last = (int(n) for n in arguments["view_range"])
+            if args.get("view_range"):
+                first, last = args["view_range"]  # checked: 1 <= first <= last, or -1
                 last = len(lines) if last == -1 else min(last, len(lines))
-            body = "".join(f"{n:6}\t{lines[n - 1]}\n" for n in range(max(first, 1), last + 1))
+            body = "".join(f"{n:6}\t{lines[n - 1]}\n" for n in range(first, last + 1))
             text = f"Content of {shown}:\n{body}"
         else:
             missing = FileNotFoundError(f"{shown} does not exist")
@@ -115,25 +159,27 @@ class Memory(Adapter):
 
     def _create(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
         full, shown = self._resolve(arguments["path"])
+        if full.is_dir():
+            raise MemoryCommandError(f"{shown} is a folder: name a file to create")
         full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_text(arguments.get("file_text", ""), encoding="utf-8")
+        _write(full, arguments.get("file_text", ""))
         return f"created {shown}", self._artifact(full, shown)
 
     def _str_replace(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
         full, shown = self._existing_file(arguments["path"])
-        text = full.read_text(encoding="utf-8")
+        text = _text(full, shown)
         old = arguments["old_str"]
         count = text.count(old)
         if count != 1:
             where = "does not occur" if count == 0 else f"occurs {count} times"
             raise MemoryCommandError(f"old_str {where} in {shown}; it must occur exactly once")
-        full.write_text(text.replace(old, arguments.get("new_str", ""), 1), encoding="utf-8")
+        _write(full, text.replace(old, arguments.get("new_str", ""), 1))
         return f"edited {shown}", self._artifact(full, shown)
 
     def _insert(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
         full, shown = self._existing_file(arguments["path"])
-        lines = full.read_text(encoding="utf-8").splitlines(keepends=True)
-        at = int(arguments["insert_line"])
+        lines = _text(full, shown).splitlines(keepends=True)
+        at = arguments["insert_line"]
         if not 0 <= at <= len(lines):
             raise MemoryCommandError(f"insert_line {at} is outside 0-{len(lines)} for {shown}")
         insert = arguments.get("insert_text", "")
@@ -142,7 +188,7 @@ class Memory(Adapter):
         if at and lines and not lines[at - 1].endswith("\n"):
             lines[at - 1] += "\n"
         lines.insert(at, insert)
-        full.write_text("".join(lines), encoding="utf-8")
+        _write(full, "".join(lines))
         return f"inserted text into {shown} after line {at}", self._artifact(full, shown)
 
     def _delete(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
@@ -158,8 +204,8 @@ class Memory(Adapter):
         return f"deleted {shown}", {"path": shown, "rev": "deleted"}
 
     def _rename(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
-        source, old = self._resolve(arguments["old_path"])
-        target, new = self._resolve(arguments["new_path"])
+        source, old = self._resolve(arguments["old_path"], "old_path")
+        target, new = self._resolve(arguments["new_path"], "new_path")
         if not source.exists():
             raise MemoryCommandError(f"{old} does not exist")
         if target.exists():
@@ -171,8 +217,9 @@ class Memory(Adapter):
 
     # -- paths -----------------------------------------------------------------------------
 
-    def _resolve(self, path: str) -> tuple[Path, str]:
+    def _resolve(self, path: str, argument: str = "path") -> tuple[Path, str]:
         """The file a model's path names, and the path as the model should see it."""
+        check_path(path, argument, self.name)
         posix = PurePosixPath(path)
         if posix.is_absolute():
             try:
@@ -206,3 +253,14 @@ class Memory(Adapter):
     def _artifact(self, full: Path, shown: str) -> dict[str, str]:
         rev = self.revision(full)
         return {"path": shown, "rev": rev, "key": f"memory:{shown}@{rev}"}
+
+
+def _text(full: Path, shown: str) -> str:
+    try:
+        return full.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise MemoryCommandError(f"{shown} is not UTF-8 text") from None
+
+
+def _write(full: Path, text: str) -> None:
+    write_atomically(str(full), text.encode("utf-8"))

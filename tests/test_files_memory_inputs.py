@@ -1,0 +1,309 @@
+"""Files and Memory take a model's bad input, and Python's, as one line from the library's
+error tree naming the argument, before anything is written or recorded as an Action that
+may have happened: the root or a folder as a file to write, content that is not text, a
+path with a NUL or a name too long, a FIFO or socket to read, a memory command missing an
+argument or with a range that is not one. A folder swapped for a symlink after the check
+does not lead out of the root."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import addressable as ad
+from addressable.adapters import Files, Memory, MemoryCommandError
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
+    return disk_kit
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Path:
+    """The folder that holds the adapter's root: nothing may ever appear in it."""
+    (tmp_path / "box" / "root").mkdir(parents=True)
+    return tmp_path / "box"
+
+
+def records(kit: ad.Toolkit, tool: str) -> list[ad.Record]:
+    return [r for r in kit.store.records() if r.tool == tool]
+
+
+def everything(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+# -- Files: writes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["", ".", "sub/..", "sub", "sub/"])
+def test_writing_the_root_or_a_folder_writes_nothing_anywhere(
+    kit: ad.Toolkit, box: Path, path: str
+) -> None:
+    root = box / "root"
+    (root / "sub").mkdir()
+    files = Files(kit, root)
+    with pytest.raises(ad.ArgumentError, match="argument 'path' names a folder"):
+        files.write(path, "X" * 100_000)
+    assert everything(box) == ["root", "root/sub"]  # no temp file, in the root or above it
+    text = kit.handle("files", {"command": "write", "path": path, "content": "x"})
+    assert text.startswith("error: ArgumentError: files: argument 'path'") and "\n" not in text
+    assert str(box) not in text
+    assert everything(box) == ["root", "root/sub"] and records(kit, "files") == []
+
+
+@pytest.mark.parametrize("content", [7, 209_715_200, [104, 105], None, 2.5, bytearray(b"hi")])
+def test_content_that_is_not_str_or_bytes_is_refused(
+    kit: ad.Toolkit, box: Path, content: Any
+) -> None:
+    files = Files(kit, box / "root")
+    with pytest.raises(ad.ArgumentError, match="argument 'content' must be str or bytes"):
+        files.write("a.bin", content)
+    assert everything(box) == ["root"] and records(kit, "files") == []
+    assert files.write("a.bin", b"\x00\x01").record.outcome is ad.Outcome.COMPLETED
+    assert (box / "root" / "a.bin").read_bytes() == b"\x00\x01"
+
+
+def test_content_with_a_lone_surrogate_is_refused_before_writing(
+    kit: ad.Toolkit, box: Path
+) -> None:
+    files = Files(kit, box / "root")
+    with pytest.raises(ad.ArgumentError, match="argument 'content' holds a lone surrogate"):
+        files.write("z.txt", "ok \ud800")
+    text = kit.handle("files", {"command": "write", "path": "z.txt", "content": "\ud800"})
+    assert text.startswith("error: ArgumentError: files: argument 'content'")
+    assert everything(box) == ["root"] and records(kit, "files") == []
+
+
+BAD_PATHS = [
+    ("a\x00b", "holds a NUL"),
+    ("n" * 300, "a name longer than 255 bytes"),
+    ("d/" * 2_000 + "f", "over 1,024"),
+    ("\udcff.txt", "lone surrogate"),
+]
+
+
+@pytest.mark.parametrize(("path", "says"), BAD_PATHS, ids=["nul", "name", "long", "surrogate"])
+def test_a_path_no_file_can_have_is_one_line_naming_it(
+    kit: ad.Toolkit, box: Path, path: str, says: str
+) -> None:
+    files = Files(kit, box / "root")
+    for call in (lambda: files.read(path), lambda: files.write(path, "x")):
+        with pytest.raises(ad.ArgumentError, match="files: argument 'path'") as info:
+            call()
+        assert says in str(info.value) and "\n" not in str(info.value)
+    for command in ("read", "write"):
+        text = kit.handle("files", {"command": command, "path": path, "content": "x"})
+        assert text.startswith("error: ArgumentError: files: argument 'path'"), text
+    assert everything(box) == ["root"] and records(kit, "files") == []
+
+
+def test_errors_name_the_path_given_not_where_the_root_is(kit: ad.Toolkit, box: Path) -> None:
+    root = box / "root"
+    (root / "blocker").write_text("a file, not a folder")
+    files = Files(kit, root)
+    with pytest.raises(FileNotFoundError) as missing:
+        files.read("nope.txt")
+    assert str(missing.value) == "[Errno 2] No such file or directory: 'nope.txt'"
+    with pytest.raises(OSError) as blocked:
+        files.write("blocker/x.txt", "data")
+    assert str(box) not in str(blocked.value) and "blocker/x.txt" in str(blocked.value)
+    outcomes = {r.args["command"]: r.outcome for r in records(kit, "files")}
+    assert outcomes == {"read": None, "write": ad.Outcome.NOT_APPLIED}
+    assert all(str(box) not in (r.error or "") for r in records(kit, "files"))
+
+
+# -- Files: reads of what is not a regular file ------------------------------------------
+
+
+def finishes(call: Callable[[], object], unblock: Path | None = None) -> object:
+    """`call`'s result or exception, run in a thread; fails if it is still blocked after
+    five seconds (and then opens the FIFO `unblock` for writing, to free the thread)."""
+    out: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            out["result"] = call()
+        except Exception as exc:
+            out["result"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(5)
+    if thread.is_alive() and unblock is not None:
+        os.close(os.open(unblock, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(5)
+        pytest.fail(f"reading {unblock.name} blocked until a writer came")
+    assert not thread.is_alive()
+    return out["result"]
+
+
+def test_a_fifo_is_refused_without_blocking(kit: ad.Toolkit, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    files = Files(kit, tmp_path)
+    error = finishes(lambda: files.read("fifo"), unblock=tmp_path / "fifo")
+    assert isinstance(error, ad.ArgumentError)
+    assert str(error) == "files: argument 'path' names a FIFO, not a file: 'fifo'"
+    text = finishes(lambda: kit.handle("files", {"command": "read", "path": "fifo"}))
+    assert text == "error: ArgumentError: files: argument 'path' names a FIFO, not a file: 'fifo'"
+
+
+def test_a_socket_or_a_folder_is_refused(kit: ad.Toolkit, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    files = Files(kit, tmp_path)
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(tmp_path / "sock"))
+        with pytest.raises(ad.ArgumentError, match="names a socket, not a file: 'sock'"):
+            files.read("sock")
+    for path in ("sub", "", "sub/.."):
+        with pytest.raises(ad.ArgumentError, match="names a folder, not a file"):
+            files.read(path)
+
+
+# -- Files: a folder swapped for a symlink after the check -------------------------------
+
+
+def swap_after_check(files: Files, folder: Path, outside: Path, mp: pytest.MonkeyPatch) -> None:
+    """Once the path is checked, replace `folder` by a symlink to `outside`, as a process
+    racing the adapter could."""
+    check = files._inside
+
+    def checked_then_swapped(path: str) -> tuple[Path, str]:
+        found = check(path)
+        folder.rename(folder.with_name("stash"))
+        folder.symlink_to(outside)
+        return found
+
+    mp.setattr(files, "_inside", checked_then_swapped)
+
+
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_read(
+    kit: ad.Toolkit, box: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = box / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("TOP SECRET\n")
+    (box / "root" / "d").mkdir()
+    (box / "root" / "d" / "f.txt").write_text("inside\n")
+    files = Files(kit, box / "root")
+    swap_after_check(files, box / "root" / "d", outside, monkeypatch)
+    with pytest.raises(OSError):
+        files.read("d/f.txt")
+    assert all(
+        kit.store.read(r) != b"TOP SECRET\n"
+        for r in records(kit, "files")
+        if r.status is ad.Status.OK
+    )
+
+
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_written(
+    kit: ad.Toolkit, box: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = box / "outside"
+    outside.mkdir()
+    (box / "root" / "d").mkdir()
+    files = Files(kit, box / "root")
+    swap_after_check(files, box / "root" / "d", outside, monkeypatch)
+    with pytest.raises(OSError):
+        files.write("d/new.txt", "planted")
+    assert list(outside.iterdir()) == []
+    (record,) = records(kit, "files")
+    assert record.outcome is ad.Outcome.NOT_APPLIED
+
+
+# -- Memory ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def memory(kit: ad.Toolkit, box: Path) -> Memory:
+    (box / "outside.txt").write_text("TOP SECRET\n")
+    os.symlink(box, box / "root" / "dirlink")
+    memory = Memory(kit, box / "root")
+    memory("create", path="/memories/notes.txt", file_text="one\ntwo\nthree\n")
+    return memory
+
+
+NOTES = "/memories/notes.txt"
+REFUSED: list[tuple[dict[str, Any], str]] = [  # a ScopeError when it says "leaves"
+    ({"command": "rename", "old_path": NOTES, "new_path": "/memories/../x"}, "leaves /memories"),
+    ({"command": "delete", "path": "/memories/dirlink"}, "leaves /memories"),
+    ({"command": "create", "path": "/memories/dirlink/new.txt"}, "leaves /memories"),
+    ({"command": "insert", "path": NOTES, "insert_line": "abc"}, "argument 'insert_line'"),
+    ({"command": "insert", "path": NOTES, "insert_line": True}, "argument 'insert_line'"),
+    ({"command": "str_replace", "path": NOTES, "old_str": ["one"]}, "argument 'old_str'"),
+    ({"command": "create", "path": "/memories/a\x00b"}, "holds a NUL"),
+    ({"command": "create", "path": "/memories/" + "n" * 300}, "255 bytes"),
+    ({"command": "create", "file_text": "x"}, "argument 'path' is missing"),
+    ({"command": "str_replace", "path": NOTES, "new_str": "1"}, "argument 'old_str' is missing"),
+    ({"command": "insert", "path": NOTES, "insert_text": "z"}, "argument 'insert_line' is missing"),
+    ({"command": "rename", "old_path": NOTES}, "argument 'new_path' is missing"),
+    ({"command": "rename", "old_path": "/m\x00", "new_path": "/b"}, "argument 'old_path' holds"),
+    ({"command": "create", "path": "/memories/s", "file_text": "\ud800"}, "'file_text' holds a"),
+    ({"command": "create", "path": "/memories/s.txt", "bogus": 1}, "argument 'bogus' is not"),
+]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"), REFUSED, ids=[f"{a['command']}-{i}" for i, (a, _) in enumerate(REFUSED)]
+)
+def test_a_refused_memory_command_is_not_an_action_that_may_have_happened(
+    memory: Memory, kit: ad.Toolkit, box: Path, arguments: dict[str, Any], says: str
+) -> None:
+    before = everything(box)
+    command = arguments["command"]
+    error = ad.ScopeError if says.startswith("leaves") else ad.ArgumentError
+    with pytest.raises(error, match=says) as info:
+        memory(command, **{k: v for k, v in arguments.items() if k != "command"})
+    assert "\n" not in str(info.value)
+    text = kit.handle("memory", arguments)
+    assert text.startswith("error: ") and says in text and "\n" not in text
+    assert everything(box) == before
+    assert [r.outcome for r in records(kit, "memory")] == [ad.Outcome.COMPLETED]  # the create
+
+
+@pytest.mark.parametrize("view_range", [[1], [1, 2, 3], [3, 1], [-1, 2], [0, 2], [2, -2]])
+def test_a_view_range_that_is_not_a_range_is_refused(
+    memory: Memory, kit: ad.Toolkit, view_range: list[int]
+) -> None:
+    with pytest.raises(ad.ArgumentError, match="argument 'view_range'") as info:
+        memory("view", path="/memories/notes.txt", view_range=view_range)
+    assert "\n" not in str(info.value)
+    text = kit.handle(
+        "memory", {"command": "view", "path": "/memories/notes.txt", "view_range": view_range}
+    )
+    assert text.startswith("error: ArgumentError: memory: argument 'view_range'"), text
+    assert [r.tool for r in kit.store.records()] == ["memory"]  # the create alone
+
+
+def test_view_ranges_that_are_ranges_still_work(memory: Memory) -> None:
+    view = memory("view", path="/memories/notes.txt", view_range=[2, -1]).text
+    assert view == "Content of /memories/notes.txt:\n     2\ttwo\n     3\tthree\n"
+    assert memory("view", path="/memories/notes.txt", view_range=[3, 3]).text.endswith(
+        "     3\tthree\n"
+    )
+
+
+def test_a_command_the_files_make_impossible_is_not_applied(
+    memory: Memory, kit: ad.Toolkit, box: Path
+) -> None:
+    (box / "root" / "sub").mkdir()
+    (box / "root" / "latin1.txt").write_bytes(b"caf\xe9\n")
+    before = everything(box)
+    with pytest.raises(MemoryCommandError, match="is a folder"):
+        memory("create", path="/memories/sub", file_text="x")
+    with pytest.raises(MemoryCommandError, match="is a folder"):
+        memory("create", path="/memories", file_text="x")  # the root: nothing above it
+    with pytest.raises(MemoryCommandError, match="not UTF-8 text"):
+        memory("str_replace", path="/memories/latin1.txt", old_str="caf", new_str="x")
+    with pytest.raises(MemoryCommandError, match="not UTF-8 text"):
+        memory("view", path="/memories/latin1.txt")
+    assert everything(box) == before
+    failed = [r.outcome for r in records(kit, "memory") if r.status is ad.Status.ERROR]
+    assert failed == [ad.Outcome.NOT_APPLIED] * 3

@@ -193,9 +193,7 @@ def test_a_model_call_with_an_unstorable_argument_changes_nothing(
     # JSON can spell a lone surrogate ("\ud800"): a model's arguments can carry one. The
     # arguments are checked before the change, so the file is never written.
     memory = Memory(kit, tmp_path / "memories")
-    arguments = (
-        '{"command": "create", "path": "/memories/a.txt", "file_text": "hi", "note": "\\ud800"}'
-    )
+    arguments = '{"command": "create", "path": "/memories/a.txt", "file_text": "hi\\ud800"}'
     text = kit.handle("memory", arguments)
     assert not (tmp_path / "memories" / "a.txt").exists()
     assert text.startswith("error: ArgumentError") and "surrogate" in text

@@ -148,6 +148,10 @@ CREDENTIAL_NAMES = frozenset(
     }
 )  # fmt: skip
 _ONLY_WHOLE = frozenset({"code", "pass", "pw", "sid"})
+# Words that make a "token" a place in a listing, not a credential (`pageToken`,
+# `nextPageToken`, `syncToken`, `continuation_token`): kept, so that each page of a
+# listing keeps a key of its own.
+_POSITION = frozenset({"page", "next", "prev", "previous", "continuation", "sync", "cursor"})
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _PATH_PARAM = re.compile(r";([^;/]*=[^;/]*)")  # ";jsessionid=..." in a path segment
 # A JSON Web Token under any name: header and claims are base64url JSON objects.
@@ -161,9 +165,23 @@ def is_credential_name(name: str) -> bool:
     if whole in CREDENTIAL_NAMES:
         return True
     words = {w.lower() for w in _WORD.findall(name)}
+    if words & _POSITION:
+        return False
     if any(w in CREDENTIAL_NAMES and w not in _ONLY_WHOLE for w in words):
         return True
     return any(whole.endswith(n) for n in CREDENTIAL_NAMES if len(n) >= 5)
+
+
+def rerun_url(record: ad.Record) -> str:
+    """The URL a recorded call is made again with; `NotReplayable` when a credential
+    written in it was redacted, since the record no longer holds what was sent."""
+    url = str(record.args["url"])
+    if REDACTED in unquote(url):
+        raise ad.NotReplayable(
+            f"result {record.id} cannot be fetched again from its record: a credential "
+            "written in its URL was not kept; make the call again from your code"
+        )
+    return url
 
 
 def redact_url(url: str) -> str:

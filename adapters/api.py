@@ -32,6 +32,7 @@ from ._apirecord import VERIFY_TOOL, ApiRecording
 from ._apiscope import WRITES, Action, Scope
 from ._base import Identity, schema
 from ._http import DEFAULT_DEADLINE, AsyncClient, Clients, SyncClient, check_deadline
+from ._urls import rerun_url
 
 __all__ = ["DEFAULT_MAX_AGE", "DEFAULT_TIMEOUT", "VERIFY_TOOL", "WRITES", "Action", "Api", "Scope"]
 
@@ -119,7 +120,7 @@ class Api(ApiRecording):
         return await self._aget(url, identity, action, self.allow_secrets)
 
     def _reread(self, record: ad.Record) -> ad.Result:
-        url, identity = str(record.args["url"]), str(record.args["identity"])
+        url, identity = rerun_url(record), str(record.args["identity"])
         return self._get(url, identity, "replay", self.allow_secrets)
 
     # -- writes ----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ._http import (
     SyncClient,
     check_deadline,
 )
-from ._urls import check_url, check_wire, redact_url
+from ._urls import check_url, check_wire, redact_url, rerun_url
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger body is refused, not cut
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
@@ -220,7 +220,7 @@ class Fetch(FetchRecording):
             conditions["If-None-Match"] = etag
         if isinstance(modified := record.meta.get("last_modified"), str):
             conditions["If-Modified-Since"] = modified
-        url = str(record.args["url"])
+        url = rerun_url(record)
         identity = record.args.get("identity")
         who = identity if isinstance(identity, str) else None
         return self._get(url, who, conditions, self.allow_secrets)

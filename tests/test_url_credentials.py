@@ -311,7 +311,7 @@ def test_secret_references_in_a_url_stay_as_written(
         "pwd", "signature", "sig", "X-Amz-Signature", "X-Amz-Credential",
         "X-Amz-Security-Token", "X-Goog-Signature", "AWSAccessKeyId", "session",
         "sessionid", "jsessionid", "PHPSESSID", "auth", "authorization", "code",
-        "oauth_verifier", "pageToken", "SAMLResponse", "TOKEN", "auth[token]",
+        "oauth_verifier", "sessionToken", "SAMLResponse", "TOKEN", "auth[token]",
     ],
 )  # fmt: skip
 def test_credential_names(name: str) -> None:
@@ -322,11 +322,38 @@ def test_credential_names(name: str) -> None:
 @pytest.mark.parametrize(
     "name",
     ["q", "page", "id", "client_id", "zipcode", "country_code", "keyword", "monkey",
-     "author", "sort", "format", "Expires", "X-Amz-Date", "state", "lang"],
+     "author", "sort", "format", "Expires", "X-Amz-Date", "state", "lang",
+     "pageToken", "nextPageToken", "page_token", "syncToken", "continuation_token",
+     "cursor"],
 )  # fmt: skip
 def test_names_that_are_not_credentials(name: str) -> None:
     assert not is_credential_name(name)
     assert redact_url(f"https://h/p?{name}=v1") == f"https://h/p?{name}=v1"
+
+
+def test_each_page_of_a_listing_keeps_a_key_of_its_own(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    _answer_everything(server)
+    fetch = Fetch(kit, timeout=5)
+    pages = [fetch(server.url(f"/items?pageToken={t}&api_key=K-9")) for t in ("p1", "p2")]
+    assert pages[0].record.key == server.url("/items?api_key=%5Bredacted%5D&pageToken=p1")
+    assert pages[0].record.key != pages[1].record.key
+    assert "K-9" not in _stored(kit)
+
+
+def test_a_url_whose_credential_was_not_kept_is_not_fetched_again(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    _answer_everything(server)
+    fetch = Fetch(kit, timeout=5)
+    kept = fetch(server.url("/doc?access_token=T-1"))
+    sent = len(server.requests)
+    with pytest.raises(ad.NotReplayable, match="credential written in its URL was not kept"):
+        kit.replay(kept.id, verify=True)
+    assert len(server.requests) == sent  # "[redacted]" was never sent in its place
+    plain = fetch(server.url("/doc?q=1"))
+    assert kit.replay(plain.id, verify=True).changed is False
 
 
 def test_every_name_of_the_one_list_is_a_credential() -> None:

@@ -12,7 +12,7 @@ import addressable as ad
 
 from ._base import Adapter, schema
 from ._hits import Hit, SearchBackend
-from ._urls import normalize_url
+from ._urls import normalize_url, redact_url
 
 HIT_TOOL = "search_hit"
 DEFAULT_LIMIT = 10
@@ -164,7 +164,7 @@ class Search(Adapter):
                 {"query": query, "backend": self.backend.name, "rank": rank},
                 ad.ids.canonical_json(hit.model_dump(exclude_none=True)),
                 determinism="nondeterministic",
-                key=normalize_url(hit.url),
+                key=normalize_url(redact_url(hit.url)),  # the key a fetch of it gets
                 media_type="application/json",
                 meta={"found_by": result.id, "rank": rank},
             )

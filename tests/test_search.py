@@ -121,6 +121,17 @@ def test_a_later_fetch_of_a_hit_shares_its_key(kit: ad.Toolkit, server: LocalSer
     assert hit.record.meta["found_by"] == found.id
 
 
+def test_a_hit_whose_url_holds_a_credential_is_keyed_as_a_fetch_of_it_is(
+    kit: ad.Toolkit,
+) -> None:
+    index = LocalIndex()
+    index.add("https://docs.example/private?access_token=TOK-77&page=2", "one", "alpha")
+    found = Search(kit, index)("alpha")
+    (hit,) = Search(kit, index, name="search2").hits(found.id)
+    assert hit.record.key == "https://docs.example/private?access_token=%5Bredacted%5D&page=2"
+    assert "TOK-77" not in (hit.record.key or "")
+
+
 def test_searxng_json_api() -> None:
     kit = ad.Toolkit(ad.open_store("memory://"))
     body = {

@@ -11,19 +11,21 @@ alike: their types, those the command needs, the paths (`ScopeError` outside the
 `ArgumentError` for a NUL, a lone surrogate or a name too long), `view_range`. A command
 the files as they are make impossible (no such file, `old_str` not found once) is an
 Action `not_applied`; files are written whole, through a temporary file and a rename.
+Each path is opened a name at a time from the root without following symlinks, so a
+symlink swapped in after the check cannot lead a command out of the root.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import addressable as ad
 
 from ._base import Adapter, schema
-from .files import check_path, write_atomically
+from ._rootfs import Root, check_path, name_path
 
 PREFIX = "/memories"
 _REV = 12  # hex characters of the content hash in a revision
@@ -79,6 +81,7 @@ class Memory(Adapter):
         super().__init__(kit, name)
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
+        self._fs = Root(self.root)
         kit.on_rerun(self.name, lambda record: self.run(dict(record.args)))
 
     def __call__(self, command: str, **arguments: Any) -> ad.Result:
@@ -99,7 +102,16 @@ class Memory(Adapter):
         # Each command raises these before it changes anything (but a folder `delete` whose
         # removal fails part-way, left as before): the Action is not_applied.
         refused = (ad.ArgumentError, ad.ScopeError, OSError)
-        return self.act(args, lambda: change(args), refused, written=("file_text",))
+        return self.act(args, lambda: self._named(change, args), refused, written=("file_text",))
+
+    def _named(self, change: Any, args: dict[str, Any]) -> tuple[str, dict[str, str]]:
+        """`change(args)`, its OSErrors naming the paths given, not where the root is."""
+        try:
+            result: tuple[str, dict[str, str]] = change(args)
+        except OSError as exc:
+            name_path(exc, args.get("path", args.get("old_path", "")), args.get("new_path"))
+            raise
+        return result
 
     def _checked(self, command: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The arguments given (nulls left out), refused with `ArgumentError` naming the
@@ -132,16 +144,21 @@ class Memory(Adapter):
     # -- commands --------------------------------------------------------------------------
 
     def _view(self, args: dict[str, Any]) -> ad.Result:
-        full, shown = self._resolve(args.get("path", PREFIX))
-        if full.is_dir():
+        relative, shown = self._resolve(args.get("path", PREFIX))
+        found = self._fs.lstat(relative)
+        if found is not None and stat.S_ISDIR(found.st_mode):
+            walked = self._fs.walk(relative)
             entries = sorted(
-                p.relative_to(full).as_posix() + ("/" if p.is_dir() else "")
-                for p in full.rglob("*")
-                if not p.name.startswith(".")
+                path + ("/" if folder else "")
+                for path, folder, _ in walked
+                if not path.rpartition("/")[2].startswith(".")
             )
             text = f"Directory {shown}:\n" + "".join(f"- {e}\n" for e in entries)
-        elif full.is_file():
-            lines = _text(full, shown).splitlines()
+            rev = self._folder_revision(relative, walked)
+        elif found is not None and stat.S_ISREG(found.st_mode):
+            data = self._fs.read(relative, self.name)
+            rev = _rev(data)
+            lines = _text(data, shown).splitlines()
             first, last = 1, len(lines)
             if args.get("view_range"):
                 first, last = args["view_range"]  # checked: 1 <= first <= last, or -1
@@ -154,31 +171,30 @@ class Memory(Adapter):
                 self.name, args, missing, determinism="deterministic", key=f"memory:{shown}"
             )
             raise missing
-        key = f"memory:{shown}@{self.revision(full)}"
+        key = f"memory:{shown}@{rev}"
         return self.kit.record(self.name, args, text.encode(), determinism="deterministic", key=key)
 
     def _create(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
-        full, shown = self._resolve(arguments["path"])
-        if full.is_dir():
+        relative, shown = self._resolve(arguments["path"])
+        found = self._fs.lstat(relative)
+        if found is not None and stat.S_ISDIR(found.st_mode):
             raise MemoryCommandError(f"{shown} is a folder: name a file to create")
-        full.parent.mkdir(parents=True, exist_ok=True)
-        _write(full, arguments.get("file_text", ""))
-        return f"created {shown}", self._artifact(full, shown)
+        return f"created {shown}", self._write(relative, shown, arguments.get("file_text", ""))
 
     def _str_replace(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
-        full, shown = self._existing_file(arguments["path"])
-        text = _text(full, shown)
+        relative, shown, text = self._existing_file(arguments["path"])
         old = arguments["old_str"]
         count = text.count(old)
         if count != 1:
             where = "does not occur" if count == 0 else f"occurs {count} times"
             raise MemoryCommandError(f"old_str {where} in {shown}; it must occur exactly once")
-        _write(full, text.replace(old, arguments.get("new_str", ""), 1))
-        return f"edited {shown}", self._artifact(full, shown)
+        return f"edited {shown}", self._write(
+            relative, shown, text.replace(old, arguments.get("new_str", ""), 1)
+        )
 
     def _insert(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
-        full, shown = self._existing_file(arguments["path"])
-        lines = _text(full, shown).splitlines(keepends=True)
+        relative, shown, text = self._existing_file(arguments["path"])
+        lines = text.splitlines(keepends=True)
         at = arguments["insert_line"]
         if not 0 <= at <= len(lines):
             raise MemoryCommandError(f"insert_line {at} is outside 0-{len(lines)} for {shown}")
@@ -188,37 +204,36 @@ class Memory(Adapter):
         if at and lines and not lines[at - 1].endswith("\n"):
             lines[at - 1] += "\n"
         lines.insert(at, insert)
-        _write(full, "".join(lines))
-        return f"inserted text into {shown} after line {at}", self._artifact(full, shown)
+        artifact = self._write(relative, shown, "".join(lines))
+        return f"inserted text into {shown} after line {at}", artifact
 
     def _delete(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
-        full, shown = self._resolve(arguments["path"])
-        if full == self.root:
+        relative, shown = self._resolve(arguments["path"])
+        if relative == ".":
             raise MemoryCommandError("the memory folder itself cannot be deleted")
-        if full.is_dir():
-            shutil.rmtree(full)
-        elif full.exists():
-            full.unlink()
-        else:
+        if self._fs.lstat(relative) is None:
             raise MemoryCommandError(f"{shown} does not exist")
+        self._fs.remove(relative)
         return f"deleted {shown}", {"path": shown, "rev": "deleted"}
 
     def _rename(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
         source, old = self._resolve(arguments["old_path"], "old_path")
         target, new = self._resolve(arguments["new_path"], "new_path")
-        if not source.exists():
+        if self._fs.lstat(source) is None:
             raise MemoryCommandError(f"{old} does not exist")
-        if target.exists():
+        if self._fs.lstat(target) is not None:
             raise MemoryCommandError(f"{new} already exists")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        source.rename(target)
-        artifact = self._artifact(target, new) if target.is_file() else {"path": new}
-        return f"renamed {old} to {new}", artifact
+        self._fs.rename(source, target)
+        found = self._fs.lstat(target)
+        if found is None or not stat.S_ISREG(found.st_mode):
+            return f"renamed {old} to {new}", {"path": new}
+        return f"renamed {old} to {new}", _artifact(new, _rev(self._fs.read(target, self.name)))
 
     # -- paths -----------------------------------------------------------------------------
 
-    def _resolve(self, path: str, argument: str = "path") -> tuple[Path, str]:
-        """The file a model's path names, and the path as the model should see it."""
+    def _resolve(self, path: str, argument: str = "path") -> tuple[str, str]:
+        """The file a model's path names, relative to the root (`.` for the root), and
+        the path as the model should see it."""
         check_path(path, argument, self.name)
         posix = PurePosixPath(path)
         if posix.is_absolute():
@@ -230,37 +245,52 @@ class Memory(Adapter):
         if not full.is_relative_to(self.root):
             raise ad.ScopeError(f"{path!r} leaves {PREFIX}")
         relative = full.relative_to(self.root).as_posix()
-        return full, PREFIX if relative == "." else f"{PREFIX}/{relative}"
+        return relative, PREFIX if relative == "." else f"{PREFIX}/{relative}"
 
-    def _existing_file(self, path: str) -> tuple[Path, str]:
-        full, shown = self._resolve(path)
-        if not full.is_file():
+    def _existing_file(self, path: str) -> tuple[str, str, str]:
+        """The regular file a model's path names, as `_resolve` gives it, and its text."""
+        relative, shown = self._resolve(path)
+        found = self._fs.lstat(relative)
+        if found is None or not stat.S_ISREG(found.st_mode):
             raise MemoryCommandError(f"{shown} is not a file")
-        return full, shown
+        return relative, shown, _text(self._fs.read(relative, self.name), shown)
+
+    def _write(self, relative: str, shown: str, text: str) -> dict[str, str]:
+        """Write the file `relative` through a temporary file and a rename; its artifact."""
+        data = text.encode("utf-8")
+        self._fs.write(relative, data)
+        return _artifact(shown, _rev(data))
 
     def revision(self, full: Path) -> str:
-        """The revision of a file or folder: a hash of its content (a folder: its listing
-        and its files' contents)."""
-        if full.is_file():
-            return ad.ids.content_hash(full.read_bytes())[:_REV]
-        parts = [
-            f"{p.relative_to(full).as_posix()}:{self.revision(p)}"
-            for p in sorted(full.rglob("*"))
-            if p.is_file()
-        ]
-        return ad.ids.content_hash("\n".join(parts).encode())[:_REV]
+        """The revision of a file or folder under the root: a hash of its content (a
+        folder: its listing and its regular files' contents)."""
+        relative = full.relative_to(self.root).as_posix()
+        found = self._fs.lstat(relative)
+        if found is not None and stat.S_ISDIR(found.st_mode):
+            return self._folder_revision(relative, self._fs.walk(relative))
+        return _rev(self._fs.read(relative, self.name))
 
-    def _artifact(self, full: Path, shown: str) -> dict[str, str]:
-        rev = self.revision(full)
-        return {"path": shown, "rev": rev, "key": f"memory:{shown}@{rev}"}
+    def _folder_revision(self, relative: str, walked: list[tuple[str, bool, bool]]) -> str:
+        files = sorted((path for path, _, regular in walked if regular), key=lambda p: p.split("/"))
+        parts = [f"{p}:{_rev(self._fs.read(_below(relative, p), self.name))}" for p in files]
+        return _rev("\n".join(parts).encode())
 
 
-def _text(full: Path, shown: str) -> str:
+def _below(relative: str, path: str) -> str:
+    return path if relative == "." else f"{relative}/{path}"
+
+
+def _rev(data: bytes) -> str:
+    return ad.ids.content_hash(data)[:_REV]
+
+
+def _artifact(shown: str, rev: str) -> dict[str, str]:
+    return {"path": shown, "rev": rev, "key": f"memory:{shown}@{rev}"}
+
+
+def _text(data: bytes, shown: str) -> str:
     try:
-        return full.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise MemoryCommandError(f"{shown} is not UTF-8 text") from None
-
-
-def _write(full: Path, text: str) -> None:
-    write_atomically(str(full), text.encode("utf-8"))
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # newlines read as text mode does

@@ -170,18 +170,25 @@ def test_a_socket_or_a_folder_is_refused(kit: ad.Toolkit, tmp_path: Path) -> Non
 # -- Files: a folder swapped for a symlink after the check -------------------------------
 
 
-def swap_after_check(files: Files, folder: Path, outside: Path, mp: pytest.MonkeyPatch) -> None:
-    """Once the path is checked, replace `folder` by a symlink to `outside`, as a process
-    racing the adapter could."""
-    check = files._inside
+def swap_after_check(
+    adapter: Files | Memory, folder: Path, outside: Path, mp: pytest.MonkeyPatch
+) -> None:
+    """Once a path is checked, replace `folder` by a symlink to `outside`, as a process
+    racing the adapter could; each check sees the folder, each use after it the symlink."""
+    name = "_inside" if isinstance(adapter, Files) else "_resolve"
+    check = getattr(adapter, name)
+    stash = folder.with_name("stash")
 
-    def checked_then_swapped(path: str) -> tuple[Path, str]:
-        found = check(path)
-        folder.rename(folder.with_name("stash"))
+    def checked_then_swapped(*args: Any) -> Any:
+        if folder.is_symlink():  # swapped after an earlier check: the folder is back
+            folder.unlink()
+            stash.rename(folder)
+        found = check(*args)
+        folder.rename(stash)
         folder.symlink_to(outside)
         return found
 
-    mp.setattr(files, "_inside", checked_then_swapped)
+    mp.setattr(adapter, name, checked_then_swapped)
 
 
 def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_read(
@@ -215,6 +222,76 @@ def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_written(
         files.write("d/new.txt", "planted")
     assert list(outside.iterdir()) == []
     (record,) = records(kit, "files")
+    assert record.outcome is ad.Outcome.NOT_APPLIED
+
+
+# -- Memory: a folder swapped for a symlink after the check ------------------------------
+
+
+@pytest.fixture
+def raced(kit: ad.Toolkit, box: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Memory, Path]:
+    """A Memory whose folder `d` (holding f.txt and sub/g.txt, as `outside` does) is
+    swapped for a symlink to `outside` after each path is checked."""
+    outside = box / "outside"
+    for folder, says in ((outside, "TOP SECRET"), (box / "root" / "d", "inside")):
+        (folder / "sub").mkdir(parents=True)
+        (folder / "f.txt").write_text(f"{says}\n")
+        (folder / "sub" / "g.txt").write_text(f"{says} too\n")
+    (box / "root" / "top.txt").write_text("top\n")
+    memory = Memory(kit, box / "root")
+    swap_after_check(memory, box / "root" / "d", outside, monkeypatch)
+    return memory, outside
+
+
+SECRET = {"f.txt": "TOP SECRET\n", "sub": None, "sub/g.txt": "TOP SECRET too\n"}
+
+
+def unchanged(outside: Path) -> bool:
+    found = {
+        p.relative_to(outside).as_posix(): p.read_text() if p.is_file() else None
+        for p in outside.rglob("*")
+    }
+    return found == SECRET
+
+
+@pytest.mark.parametrize("path", ["/memories/d/f.txt", "/memories/d", "/memories/d/sub"])
+def test_memory_does_not_view_through_a_folder_swapped_for_a_symlink(
+    raced: tuple[Memory, Path], kit: ad.Toolkit, path: str
+) -> None:
+    memory, outside = raced
+    with pytest.raises(OSError):
+        memory("view", path=path)
+    seen = [kit.store.read(r) for r in records(kit, "memory") if r.status is ad.Status.OK]
+    assert not any(b"TOP SECRET" in data or b"g.txt" in data for data in seen)
+    assert unchanged(outside)
+
+
+CHANGES: list[dict[str, Any]] = [
+    {"command": "create", "path": "/memories/d/new.txt", "file_text": "planted"},
+    {"command": "create", "path": "/memories/d/f.txt", "file_text": "planted"},
+    {"command": "str_replace", "path": "/memories/d/f.txt", "old_str": "TOP", "new_str": "X"},
+    {"command": "insert", "path": "/memories/d/f.txt", "insert_line": 0, "insert_text": "X"},
+    {"command": "delete", "path": "/memories/d/f.txt"},
+    {"command": "delete", "path": "/memories/d/sub"},
+    {"command": "rename", "old_path": "/memories/d/f.txt", "new_path": "/memories/moved.txt"},
+    {"command": "rename", "old_path": "/memories/d/sub", "new_path": "/memories/moved"},
+    {"command": "rename", "old_path": "/memories/top.txt", "new_path": "/memories/d/top.txt"},
+]
+
+
+@pytest.mark.parametrize(
+    "arguments", CHANGES, ids=[f"{a['command']}-{i}" for i, a in enumerate(CHANGES)]
+)
+def test_memory_changes_nothing_through_a_folder_swapped_for_a_symlink(
+    raced: tuple[Memory, Path], kit: ad.Toolkit, box: Path, arguments: dict[str, Any]
+) -> None:
+    memory, outside = raced
+    with pytest.raises((OSError, MemoryCommandError)) as info:  # "does not exist", for one
+        memory(**arguments)
+    assert str(box) not in str(info.value)  # named as given, not where the root is
+    assert unchanged(outside)
+    assert not (box / "root" / "moved.txt").exists() and not (box / "root" / "moved").exists()
+    (record,) = records(kit, "memory")
     assert record.outcome is ad.Outcome.NOT_APPLIED
 
 

@@ -90,6 +90,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._hits",
         "adapters._html",
         "adapters._http",
+        "adapters._rootfs",
         "adapters._searchindex",
         "adapters._transport",
         "adapters._urls",

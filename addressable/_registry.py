@@ -110,7 +110,7 @@ class ToolRegistry:
             try:
                 parsed = checked(parsed)
             except ArgumentError as exc:
-                return self._rec.secrets.mask(f"error: {exc}")
+                return self._failure_text(name, exc)
         return tool, parsed
 
     def _text(self, name: str, run: Callable[[], str]) -> str:

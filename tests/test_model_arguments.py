@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 import addressable as ad
-from addressable.adapters import Api, Fetch, Files, Identity, Memory, Scope, Search, Shell
+from addressable.adapters import Adapter, Api, Fetch, Files, Identity, Memory, Scope, Search, Shell
 
 from .httpserver import LocalServer, Page
 
@@ -24,7 +25,10 @@ def test_an_identity_a_model_names_is_not_sent(
     ops = Identity(name="ops", headers={"Authorization": "Bearer secret:env:OPS_TOKEN"})
     Fetch(kit, identities=[ops])
     text = kit.handle("fetch", {"url": server.url("/collect"), "identity": "ops"})
-    assert text == "error: fetch: argument 'identity' is not an argument of this tool"
+    assert text == (
+        "error: ArgumentError: fetch: argument 'identity' is not an argument of this tool "
+        "(it takes: url)"
+    )
     assert server.requests == [] and list(kit.store.records()) == []
     assert "hello" in kit.handle("fetch", {"url": server.url("/collect")})
     assert all("Authorization" not in r.headers for r in server.requests)
@@ -35,13 +39,53 @@ def test_a_value_of_the_wrong_type_is_refused_before_the_call(
 ) -> None:
     Files(kit, tmp_path)
     text = kit.handle("files", {"command": "write", "path": "a.txt", "content": 7})
-    assert text.startswith("error: files: argument 'content' does not fit (int)")
+    assert text.startswith("error: ArgumentError: files: argument 'content' does not fit (int)")
     assert "\n" not in text
     assert not (tmp_path / "a.txt").exists() and list(kit.store.records()) == []
     missing = kit.handle("files", json.dumps({"command": "read"}))
-    assert missing == "error: files: argument 'path' is missing"
+    assert missing == "error: ArgumentError: files: argument 'path' is missing"
     wrong = kit.handle("files", {"command": "delete", "path": "a.txt"})
-    assert wrong.startswith("error: files: argument 'command' does not fit (str)")
+    assert wrong.startswith("error: ArgumentError: files: argument 'command' does not fit (str)")
+
+
+def test_json_whole_numbers_are_integers_and_a_null_is_a_missing_argument(
+    kit: ad.Toolkit, tmp_path: Path
+) -> None:
+    Search(kit)
+    assert not kit.handle("search", {"query": "q", "limit": 5.0}).startswith("error")
+    assert kit.handle("search", {"query": "q", "limit": 5.5}).startswith(
+        "error: ArgumentError: search: argument 'limit' does not fit (float)"
+    )
+    Files(kit, tmp_path)
+    assert kit.handle("files", {"command": "read", "path": None}) == (
+        "error: ArgumentError: files: argument 'path' is missing"
+    )
+
+
+def test_a_user_tool_whose_schema_says_more_is_checked_as_far_as_it_is_understood(
+    kit: ad.Toolkit,
+) -> None:
+    class Ratio(Adapter):
+        name = "ratio"
+        input_schema: ClassVar[dict[str, Any]] = {
+            "type": "object",
+            "properties": {
+                "ratio": {"type": "number"},
+                "unit": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "n": {"type": ["integer", "null"]},
+            },
+            "required": ["ratio"],
+        }
+
+        def handle(self, arguments: dict[str, object]) -> str:
+            return f"got {sorted(arguments.items())}"
+
+    Ratio(kit)
+    text = kit.handle("ratio", {"ratio": 0.5, "unit": "m", "n": 3, "other": True})
+    assert text == "got [('n', 3), ('other', True), ('ratio', 0.5), ('unit', 'm')]"
+    assert kit.handle("ratio", {"ratio": "half"}).startswith(
+        "error: ArgumentError: ratio: argument 'ratio' does not fit (str)"
+    )
 
 
 def test_null_stands_for_an_argument_left_out(kit: ad.Toolkit, tmp_path: Path) -> None:
@@ -55,10 +99,10 @@ def test_null_stands_for_an_argument_left_out(kit: ad.Toolkit, tmp_path: Path) -
 def test_a_bool_is_not_an_int_and_a_string_is_not_a_bool(kit: ad.Toolkit) -> None:
     Search(kit)
     assert kit.handle("search", {"query": "q", "limit": True}).startswith(
-        "error: search: argument 'limit' does not fit (bool)"
+        "error: ArgumentError: search: argument 'limit' does not fit (bool)"
     )
     assert kit.handle("search", {"query": "q", "fresh": "yes"}).startswith(
-        "error: search: argument 'fresh' does not fit (str)"
+        "error: ArgumentError: search: argument 'fresh' does not fit (str)"
     )
 
 
@@ -80,6 +124,18 @@ def test_every_adapter_schema_names_all_it_takes(kit: ad.Toolkit, tmp_path: Path
     adapters = [t for t in kit.tools() if t["name"] != "replay_result"]
     assert len(adapters) == 6
     for tool in adapters:
-        assert tool["input_schema"]["additionalProperties"] is False, tool["name"]
-        extra = kit.handle(tool["name"], {"no_such_argument": 1})
-        assert extra.startswith(f"error: {tool['name']}: argument"), extra
+        schema = tool["input_schema"]
+        assert schema["additionalProperties"] is False, tool["name"]
+        # Every required argument given, of its type: only the extra one is wrong.
+        given = {name: _a_value(schema["properties"][name]) for name in schema["required"]}
+        extra = kit.handle(tool["name"], {**given, "no_such_argument": 1})
+        assert extra.startswith(
+            f"error: ArgumentError: {tool['name']}: argument 'no_such_argument' is not an "
+            "argument of this tool (it takes: "
+        ), extra
+
+
+def _a_value(prop: dict[str, object]) -> object:
+    if isinstance(prop.get("enum"), list):
+        return prop["enum"][0]  # type: ignore[index]
+    return {"string": "x", "integer": 1, "boolean": False, "object": {}}[str(prop["type"])]

@@ -122,14 +122,15 @@ def test_a_pattern_that_would_run_for_ever_is_stopped(kit: ad.Toolkit) -> None:
 
 def test_the_model_arguments_of_replay_are_checked(kit: ad.Toolkit, stored: ad.Result) -> None:
     assert replay(kit, id=stored.id, start_line="3").startswith(
-        "error: replay_result: argument 'start_line' does not fit (str)"
+        "error: ArgumentError: replay_result: argument 'start_line' does not fit (str)"
     )
     assert replay(kit, id=stored.id, max_tokens=0).startswith(
-        "error: replay_result: argument 'max_tokens' does not fit (int)"
+        "error: ArgumentError: replay_result: argument 'max_tokens' does not fit (int)"
     )
     assert replay(kit, id=stored.id, pattern="x" * 1001).startswith(
-        "error: replay_result: argument 'pattern' does not fit (str)"
+        "error: ArgumentError: replay_result: argument 'pattern' does not fit (str)"
     )
     assert replay(kit, id=stored.id, lines="1-3") == (
-        "error: replay_result: argument 'lines' is not an argument of this tool"
+        "error: ArgumentError: replay_result: argument 'lines' is not an argument of this tool "
+        "(it takes: end_line, id, max_tokens, pattern, start_line)"
     )

@@ -93,7 +93,10 @@ def test_identity_headers_the_user_wrote_are_resolved_for_the_model(
     # Fetch has no scope of origins: a model cannot name its identities at all.
     Fetch(kit, identities=[me])
     refused = kit.handle("fetch", {"url": server.url("/private"), "identity": "me"})
-    assert refused == "error: fetch: argument 'identity' is not an argument of this tool"
+    assert refused == (
+        "error: ArgumentError: fetch: argument 'identity' is not an argument of this tool "
+        "(it takes: url)"
+    )
     assert len(server.requests) == 1
 
 

@@ -183,7 +183,7 @@ def test_the_schema_bounds_limit(kit: ad.Toolkit, index: LocalIndex) -> None:
     assert declared == MAX_LIMIT
     for bad in (-1, 0, MAX_LIMIT + 1, 10**30):
         text = kit.handle("search", {"query": "lock", "limit": bad})
-        assert text.startswith("error: search: argument 'limit' does not fit (int)")
+        assert text.startswith("error: ArgumentError: search: argument 'limit' does not fit (int)")
         assert "http://docs.test/" not in text
     assert list(kit.store.records()) == []
     shown = kit.handle("search", {"query": "lock", "limit": MAX_LIMIT})

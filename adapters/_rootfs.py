@@ -12,9 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import addressable as ad
@@ -35,37 +34,68 @@ _AT = {os.open, os.stat, os.mkdir, os.rename, os.unlink, os.rmdir} <= os.support
 )
 
 
-class Root:
-    """A folder whose paths are opened a name at a time without following symlinks."""
+class _PartlyChanged(ad.AddressableError):
+    """A change that failed after it had changed something: its Action's outcome is
+    unknown, not not_applied. What failed is its `__cause__`."""
 
-    def __init__(self, path: Path) -> None:
+
+class Root:
+    """A folder whose paths are opened a name at a time without following symlinks.
+    `show` names a relative path in an error as its caller's user knows it."""
+
+    def __init__(self, path: Path, show: Callable[[str], str] = str) -> None:
         self.path = path
+        self.show = show
 
     @contextlib.contextmanager
     def folder(self, relative: str, *, make: bool = False) -> Iterator[tuple[int | None, str]]:
         """The folder that holds `relative`, as an fd opened a name at a time from the
-        root without following a symlink (folders made on the way when `make`), and the
-        last name of `relative`; the fd is closed after. Where the platform has no
-        `dir_fd`: no fd, the full path."""
-        if not _AT:
-            full = self.path / relative
-            if make:
-                full.parent.mkdir(parents=True, exist_ok=True)
-            yield None, str(full)
-            return
-        *folders, name = relative.split("/")
-        fd = os.open(self.path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        root without following a symlink, and the last name of `relative`; the fd is
+        closed after. Where the platform has no `dir_fd`: no fd, the full path.
+
+        With `make`, the folders on the way are made, and removed again when the block
+        (or the making) raises, so a call that fails leaves none of them behind; one that
+        cannot be removed raises `_PartlyChanged`."""
+        made: list[tuple[int | None, str]] = []  # (fd of the folder holding it, its name)
+        opened: list[int] = []
         try:
+            if not _AT:
+                full = self.path / relative
+                if make:
+                    missing = [p for p in reversed(full.parents) if not p.exists()]
+                    for folder in missing:
+                        folder.mkdir()
+                        made.append((None, str(folder)))
+                yield None, str(full)
+                return
+            *folders, name = relative.split("/")
+            opened.append(os.open(self.path, os.O_RDONLY | _DIRECTORY | _CLOEXEC))
             for part in folders:
                 if make:
                     with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, dir_fd=fd)
-                inner = os.open(part, _FOLDER, dir_fd=fd)
-                os.close(fd)
-                fd = inner
-            yield fd, name
+                        os.mkdir(part, dir_fd=opened[-1])
+                        made.append((opened[-1], part))
+                opened.append(os.open(part, _FOLDER, dir_fd=opened[-1]))
+            yield opened[-1], name
+        except BaseException as exc:
+            self._unmake(made, relative, exc)
+            raise
         finally:
-            os.close(fd)
+            for fd in opened:
+                os.close(fd)
+
+    def _unmake(
+        self, made: list[tuple[int | None, str]], relative: str, exc: BaseException
+    ) -> None:
+        """Remove the folders `made` (the deepest first), after `exc`."""
+        for fd, name in reversed(made):
+            try:
+                os.rmdir(name, dir_fd=fd)
+            except OSError as failed:
+                raise _PartlyChanged(
+                    f"{self.show(relative)}: the call failed ({_why(exc)}) after making "
+                    f"folders for it that could not all be removed ({_why(failed)})"
+                ) from exc
 
     def lstat(self, relative: str) -> os.stat_result | None:
         """What is at `relative`, not following a last symlink; None if nothing is."""
@@ -91,22 +121,39 @@ class Root:
         _within(len(data), max_bytes, relative)  # grown since
         return data
 
-    def write(self, relative: str, data: bytes) -> None:
-        """Write the file `relative` atomically, making the folders that hold it."""
+    def write(self, relative: str, data: bytes, mode: int = 0o600) -> None:
+        """Write the file `relative` atomically, making the folders that hold it; a new
+        file gets `mode` (less the umask), one rewritten keeps its own."""
         with self.folder(relative, make=True) as (folder, name):
-            write_atomically(name, data, folder)
+            write_atomically(name, data, folder, mode)
 
     def remove(self, relative: str) -> None:
         """Delete the file or folder (with all it holds) at `relative`; a symlink there is
-        removed, not what it names."""
+        removed, not what it names. A folder whose removal fails after something in it
+        was removed raises `_PartlyChanged`; an OSError means nothing was removed."""
+        removed: list[str] = []
         with self.folder(relative) as (folder, name):
-            if stat.S_ISDIR(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
-                shutil.rmtree(name, dir_fd=folder)  # opens each folder without following
-            else:
-                os.unlink(name, dir_fd=folder)
+            try:
+                if stat.S_ISDIR(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+                    _remove_tree(folder, name, removed)
+                else:
+                    os.unlink(name, dir_fd=folder)
+            except OSError as exc:
+                if not removed:
+                    raise
+                raise _PartlyChanged(
+                    f"{self.show(relative)} was partly deleted: {len(removed)} of what it "
+                    f"held removed before a removal failed ({_why(exc)})"
+                ) from exc
 
     def rename(self, old: str, new: str) -> None:
-        """Move `old` to `new`, making the folders that hold `new`."""
+        """Move `old` to `new`, making the folders that hold `new` (removed again if the
+        move fails). A target that is the source or inside it is refused with
+        `ArgumentError` before anything is made."""
+        if old == "." or new == old or new.startswith(old + "/"):
+            raise ad.ArgumentError(
+                f"cannot move {self.show(old)} to {self.show(new)}: that is inside itself"
+            )
         with (
             self.folder(old) as (source, old_name),
             self.folder(new, make=True) as (
@@ -130,6 +177,47 @@ class Root:
             os.close(fd)
 
 
+def _remove_tree(folder: int | None, name: str, removed: list[str]) -> None:
+    """Remove the folder `name` (in the folder whose fd is `folder`; a full path where
+    there is none) and everything below it, opening each folder without following a
+    symlink (a symlink is removed, not what it names). Each name removed is appended to
+    `removed`, so a caller knows whether a failure left the folder as it was."""
+    if folder is None:
+        with os.scandir(name) as scan:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in scan]
+        for entry, is_folder in entries:
+            path = os.path.join(name, entry)
+            if is_folder:
+                _remove_tree(None, path, removed)
+            else:
+                os.unlink(path)
+                removed.append(path)
+        os.rmdir(name)
+        removed.append(name)
+        return
+    fd = os.open(name, _FOLDER, dir_fd=folder)
+    try:
+        with os.scandir(fd) as scan:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in scan]
+        for entry, is_folder in entries:
+            if is_folder:
+                _remove_tree(fd, entry, removed)
+            else:
+                os.unlink(entry, dir_fd=fd)
+                removed.append(entry)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=folder)
+    removed.append(name)
+
+
+def _why(exc: BaseException) -> str:
+    """What went wrong, without the paths an OSError names (they may show the root)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return type(exc).__name__
+
+
 def _walk(top: int | str, prefix: str) -> Iterator[tuple[str, bool, bool]]:
     with os.scandir(top) as scan:
         entries = list(scan)
@@ -149,16 +237,31 @@ def _walk(top: int | str, prefix: str) -> Iterator[tuple[str, bool, bool]]:
             os.close(inner)
 
 
-def write_atomically(name: str, data: bytes, folder: int | None = None) -> None:
+def write_atomically(name: str, data: bytes, folder: int | None = None, mode: int = 0o600) -> None:
     """Write `data` to the file `name` (in the folder whose fd is `folder`, if given) so
     that it is either the old file or the new one, never part of either: a temporary file
-    beside it, then a rename over it. Nothing is left behind when this raises."""
+    beside it, then a rename over it. Nothing is left behind when this raises.
+
+    A regular file rewritten keeps its permissions (an executable bit survives); a new
+    one is created with `mode`, less the umask, as `open` would create it."""
     head, tail = os.path.split(name)
     tmp = os.path.join(head, f".{tail[:40]}.{secrets.token_hex(6)}.tmp")
+    try:
+        old = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        old = None
+    keep = stat.S_IMODE(old.st_mode) if old is not None and stat.S_ISREG(old.st_mode) else None
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
-    fd = os.open(tmp, flags, 0o600, dir_fd=folder)
+    # A file rewritten: made 0600 and given the old file's mode before anything is written
+    # to it, so it is never more open than either; a new one: `mode` less the umask.
+    fd = os.open(tmp, flags, mode if keep is None else 0o600, dir_fd=folder)
     try:
         with os.fdopen(fd, "wb") as f:
+            if keep is not None:
+                if hasattr(os, "fchmod"):
+                    os.fchmod(f.fileno(), keep)
+                else:  # Windows before 3.13, where there is no folder fd either
+                    os.chmod(tmp, keep)
             f.write(data)
         os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:

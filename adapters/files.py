@@ -23,7 +23,8 @@ class Files(Adapter):
     program the repository names and sees none of the parent's environment. Only regular
     files are read (a folder, FIFO, socket or device is refused without opening it for
     long). A write is an Action, written atomically (so it either happened or did not),
-    whose record also names the artifact: the path and the revision written. Each path
+    whose record also names the artifact: the path and the revision written; a new file
+    is made 0600 (less the umask), a file rewritten keeps its permissions. Each path
     is opened a name at a time from the root without following symlinks, so a symlink
     swapped in after the check cannot lead out of the root.
     """

@@ -10,7 +10,11 @@ Arguments are checked before anything runs or is recorded, from a model or from 
 alike: their types, those the command needs, the paths (`ScopeError` outside the root,
 `ArgumentError` for a NUL, a lone surrogate or a name too long), `view_range`. A command
 the files as they are make impossible (no such file, `old_str` not found once) is an
-Action `not_applied`; files are written whole, through a temporary file and a rename.
+Action `not_applied`, and so is one that fails having changed nothing (the folders a
+write or rename made for it are removed again); a folder `delete` that fails after
+removing part of it is `unknown`. Files are written whole, through a temporary file and a
+rename: a file rewritten keeps its permissions, a new one is made 0666 less the umask.
+A rename into the folder it moves is refused.
 Each path is opened a name at a time from the root without following symlinks, so a
 symlink swapped in after the check cannot lead a command out of the root.
 """
@@ -81,7 +85,7 @@ class Memory(Adapter):
         super().__init__(kit, name)
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
-        self._fs = Root(self.root)
+        self._fs = Root(self.root, _shown)
         kit.on_rerun(self.name, lambda record: self.run(dict(record.args)))
 
     def __call__(self, command: str, **arguments: Any) -> ad.Result:
@@ -99,8 +103,9 @@ class Memory(Adapter):
         if command == "view":
             return self._view(args)
         change = getattr(self, f"_{command}")
-        # Each command raises these before it changes anything (but a folder `delete` whose
-        # removal fails part-way, left as before): the Action is not_applied.
+        # Each command raises these before it changes anything: the Action is not_applied.
+        # One that fails after changing something (a folder `delete` that removed part of
+        # it) raises an error not among them: the Action's outcome is unknown.
         refused = (ad.ArgumentError, ad.ScopeError, OSError)
         return self.act(args, lambda: self._named(change, args), refused, written=("file_text",))
 
@@ -245,7 +250,7 @@ class Memory(Adapter):
         if not full.is_relative_to(self.root):
             raise ad.ScopeError(f"{path!r} leaves {PREFIX}")
         relative = full.relative_to(self.root).as_posix()
-        return relative, PREFIX if relative == "." else f"{PREFIX}/{relative}"
+        return relative, _shown(relative)
 
     def _existing_file(self, path: str) -> tuple[str, str, str]:
         """The regular file a model's path names, as `_resolve` gives it, and its text."""
@@ -258,22 +263,18 @@ class Memory(Adapter):
     def _write(self, relative: str, shown: str, text: str) -> dict[str, str]:
         """Write the file `relative` through a temporary file and a rename; its artifact."""
         data = text.encode("utf-8")
-        self._fs.write(relative, data)
+        self._fs.write(relative, data, 0o666)  # as open() makes a file: less the umask
         return _artifact(shown, _rev(data))
-
-    def revision(self, full: Path) -> str:
-        """The revision of a file or folder under the root: a hash of its content (a
-        folder: its listing and its regular files' contents)."""
-        relative = full.relative_to(self.root).as_posix()
-        found = self._fs.lstat(relative)
-        if found is not None and stat.S_ISDIR(found.st_mode):
-            return self._folder_revision(relative, self._fs.walk(relative))
-        return _rev(self._fs.read(relative, self.name))
 
     def _folder_revision(self, relative: str, walked: list[tuple[str, bool, bool]]) -> str:
         files = sorted((path for path, _, regular in walked if regular), key=lambda p: p.split("/"))
         parts = [f"{p}:{_rev(self._fs.read(_below(relative, p), self.name))}" for p in files]
         return _rev("\n".join(parts).encode())
+
+
+def _shown(relative: str) -> str:
+    """A path relative to the root as the model names it."""
+    return PREFIX if relative == "." else f"{PREFIX}/{relative}"
 
 
 def _below(relative: str, path: str) -> str:

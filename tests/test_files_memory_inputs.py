@@ -384,3 +384,191 @@ def test_a_command_the_files_make_impossible_is_not_applied(
     assert everything(box) == before
     failed = [r.outcome for r in records(kit, "memory") if r.status is ad.Status.ERROR]
     assert failed == [ad.Outcome.NOT_APPLIED] * 3
+
+
+# -- permissions: a rewrite keeps a file's mode; a new file is made as before ------------
+
+
+@pytest.fixture
+def umask_022() -> Any:
+    """The umask 022, for the test's length (these tests run in one thread)."""
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
+
+
+def mode(path: Path) -> int:
+    return path.stat().st_mode & 0o7777
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_memory_keeps_a_files_mode_and_makes_a_new_file_as_open_does(
+    kit: ad.Toolkit, box: Path
+) -> None:
+    root = box / "root"
+    memory = Memory(kit, root)
+    memory("create", path="/memories/new.txt", file_text="one\n")
+    assert mode(root / "new.txt") == 0o644  # 0666 less the umask, as write_text made it
+    for name, kept in (("shared.txt", 0o644), ("private.txt", 0o600), ("run.sh", 0o750)):
+        (root / name).write_text("one\ntwo\n")
+        (root / name).chmod(kept)
+        memory("str_replace", path=f"/memories/{name}", old_str="two", new_str="2")
+        assert mode(root / name) == kept
+        memory("insert", path=f"/memories/{name}", insert_line=1, insert_text="x")
+        assert mode(root / name) == kept
+        memory("create", path=f"/memories/{name}", file_text="again\n")
+        assert mode(root / name) == kept and (root / name).read_text() == "again\n"
+    assert everything(box) == [
+        "root",
+        "root/new.txt",
+        "root/private.txt",
+        "root/run.sh",
+        "root/shared.txt",
+    ]
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_files_makes_a_new_file_0600_and_a_rewrite_keeps_its_mode(
+    kit: ad.Toolkit, box: Path
+) -> None:
+    root = box / "root"
+    files = Files(kit, root)
+    files.write("new.txt", "x")
+    assert mode(root / "new.txt") == 0o600
+    (root / "tool.sh").write_text("#!/bin/sh\n")
+    (root / "tool.sh").chmod(0o755)
+    files.write("tool.sh", "#!/bin/sh\necho hi\n")
+    assert mode(root / "tool.sh") == 0o755  # the executable bit survives a rewrite
+    assert (root / "tool.sh").read_text() == "#!/bin/sh\necho hi\n"
+
+
+# -- a change that fails leaves nothing behind a not_applied ------------------------------
+
+
+@pytest.mark.parametrize("new_path", ["/memories/d/x/y", "/memories/d/x", "/memories/d"])
+def test_a_rename_into_the_folder_it_moves_is_refused_before_anything_is_made(
+    kit: ad.Toolkit, box: Path, new_path: str
+) -> None:
+    (box / "root" / "d").mkdir()
+    (box / "root" / "d" / "f.txt").write_text("f\n")
+    memory = Memory(kit, box / "root")
+    before = everything(box)
+    with pytest.raises(ad.ArgumentError) as info:
+        memory("rename", old_path="/memories/d", new_path=new_path)
+    assert "\n" not in str(info.value) and str(box) not in str(info.value)
+    assert everything(box) == before  # no d/x left behind
+    (record,) = records(kit, "memory")
+    assert record.outcome is ad.Outcome.NOT_APPLIED
+
+
+def fail_on(mp: pytest.MonkeyPatch, name: str, error: OSError) -> None:
+    """Make os.<name>, called with a folder's fd (as the adapters call it, not the store),
+    raise `error`."""
+    real = getattr(os, name)
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("dir_fd") is not None or kwargs.get("src_dir_fd") is not None:
+            raise error
+        return real(*args, **kwargs)
+
+    mp.setattr(os, name, failing)
+
+
+CROSS_DEVICE = OSError(18, "Invalid cross-device link")
+
+
+def test_a_rename_that_fails_removes_the_folders_it_made(
+    kit: ad.Toolkit, box: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (box / "root" / "f.txt").write_text("f\n")
+    memory = Memory(kit, box / "root")
+    fail_on(monkeypatch, "rename", CROSS_DEVICE)  # the move fails once its folders are made
+    with pytest.raises(OSError, match="cross-device"):
+        memory("rename", old_path="/memories/f.txt", new_path="/memories/a/b/f.txt")
+    assert everything(box) == ["root", "root/f.txt"]
+    (record,) = records(kit, "memory")
+    assert record.outcome is ad.Outcome.NOT_APPLIED
+
+
+def test_a_files_write_that_fails_removes_the_folders_it_made(
+    kit: ad.Toolkit, box: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = Files(kit, box / "root")
+    fail_on(monkeypatch, "replace", CROSS_DEVICE)
+    with pytest.raises(OSError, match="cross-device"):
+        files.write("a/b/new.txt", "x")
+    assert everything(box) == ["root"]  # no a/b, no temp file
+    (record,) = records(kit, "files")
+    assert record.outcome is ad.Outcome.NOT_APPLIED
+
+
+def test_a_failed_rename_whose_folders_cannot_be_removed_is_unknown(
+    kit: ad.Toolkit, box: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (box / "root" / "f.txt").write_text("f\n")
+    memory = Memory(kit, box / "root")
+    fail_on(monkeypatch, "rename", CROSS_DEVICE)
+    fail_on(monkeypatch, "rmdir", OSError(16, "Device or resource busy"))
+    with pytest.raises(ad.AddressableError, match="could not all be removed") as info:
+        memory("rename", old_path="/memories/f.txt", new_path="/memories/a/f.txt")
+    assert "\n" not in str(info.value) and str(box) not in str(info.value)
+    assert "/memories/a/f.txt" in str(info.value)
+    (record,) = records(kit, "memory")
+    assert record.outcome is ad.Outcome.UNKNOWN  # root/a was made and is still there
+
+
+@pytest.fixture
+def held(box: Path) -> Path:
+    """A memory folder d holding three files and a folder with one more."""
+    d = box / "root" / "d"
+    (d / "sub").mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "c.txt", "sub/e.txt"):
+        (d / name).write_text(name)
+    return d
+
+
+def unlink_fails_at(mp: pytest.MonkeyPatch, call: int) -> None:
+    """Make the `call`th removal of a file in a folder's fd fail. We run as root here, so a
+    read-only folder would not stop a removal: the failure is simulated."""
+    real = os.unlink
+    calls = []
+
+    def unlink(name: Any, *, dir_fd: int | None = None) -> None:
+        if dir_fd is not None:
+            calls.append(name)
+            if len(calls) == call:
+                raise PermissionError(13, "Permission denied", name)
+        real(name, dir_fd=dir_fd)
+
+    mp.setattr(os, "unlink", unlink)
+
+
+def test_a_folder_delete_that_fails_part_way_is_unknown(
+    kit: ad.Toolkit, box: Path, held: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory(kit, box / "root")
+    unlink_fails_at(monkeypatch, 2)  # the first file is gone when the second fails
+    with pytest.raises(ad.AddressableError, match="partly deleted") as info:
+        memory("delete", path="/memories/d")
+    assert not isinstance(info.value, OSError | ad.ArgumentError | ad.ScopeError)
+    assert "\n" not in str(info.value) and str(box) not in str(info.value)
+    assert str(info.value).startswith("/memories/d was partly deleted")
+    assert len(list(held.rglob("*.txt"))) == 3  # one of the four removed
+    (record,) = records(kit, "memory")
+    assert record.outcome is ad.Outcome.UNKNOWN
+
+
+def test_a_folder_delete_that_fails_before_removing_anything_is_not_applied(
+    kit: ad.Toolkit, box: Path, held: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = Memory(kit, box / "root")
+    before = everything(box)
+    unlink_fails_at(monkeypatch, 1)
+    with pytest.raises(PermissionError):
+        memory("delete", path="/memories/d")
+    assert everything(box) == before
+    (record,) = records(kit, "memory")
+    assert record.outcome is ad.Outcome.NOT_APPLIED
+    monkeypatch.undo()
+    memory("delete", path="/memories/d")
+    assert everything(box) == ["root"]

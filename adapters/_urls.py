@@ -144,7 +144,8 @@ CREDENTIAL_NAMES = frozenset(
         "key", "keys", "apikey", "secret", "secrets", "password", "passwd", "passphrase",
         "pwd", "pass", "pw", "signature", "sig", "credential", "credentials",
         "auth", "authorization", "session", "sessionid", "sessid", "sid", "cookie",
-        "verifier", "code",
+        "verifier", "code", "secretkey", "accesskey", "privatekey", "appkey", "authkey",
+        "clientkey", "passkey", "signingkey", "sign", "hmac",
     }
 )  # fmt: skip
 _ONLY_WHOLE = frozenset({"code", "pass", "pw", "sid"})
@@ -165,8 +166,8 @@ def is_credential_name(name: str) -> bool:
     if whole in CREDENTIAL_NAMES:
         return True
     words = {w.lower() for w in _WORD.findall(name)}
-    if words & _POSITION:
-        return False
+    if words & _POSITION and words <= _POSITION | {"token", "id"}:
+        return False  # a place in a listing; `pageAccessToken` is still a credential
     if any(w in CREDENTIAL_NAMES and w not in _ONLY_WHOLE for w in words):
         return True
     return any(whole.endswith(n) for n in CREDENTIAL_NAMES if len(n) >= 5)

@@ -17,6 +17,9 @@ from ._urls import normalize_url, redact_url
 HIT_TOOL = "search_hit"
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100  # the most hits one search may ask for
+# Characters a query may have: a search engine's own limit is near this, and a local
+# index's time grows with the words of a query (a 1 MB one took 100 s).
+MAX_QUERY = 2000
 DEFAULT_REUSE = timedelta(hours=1)  # an identical query this recent is served from the store
 
 
@@ -36,7 +39,7 @@ class Search(Adapter):
     )
     input_schema = schema(
         {
-            "query": {"type": "string"},
+            "query": {"type": "string", "maxLength": MAX_QUERY},
             "limit": {
                 "type": "integer",
                 "minimum": 1,
@@ -117,6 +120,10 @@ class Search(Adapter):
     # -- the bookkeeping both paths share ------------------------------------------------
 
     def _args(self, query: str, limit: int | None) -> dict[str, Any]:
+        if not isinstance(query, str) or len(query) > MAX_QUERY:
+            raise ad.ArgumentError(
+                f"{self.name}: a query is a string of at most {MAX_QUERY:,} characters"
+            )
         chosen = self.limit if limit is None else _checked_limit(limit, f"{self.name}: limit")
         return {"query": query, "backend": self.backend.name, "limit": chosen}
 

@@ -37,6 +37,8 @@ RUNNERS = frozenset(
         "stdbuf", "unbuffer", "chroot", "unshare", "nsenter", "flock", "time", "watch",
         "script", "strace", "ltrace", "prlimit", "systemd-run", "parallel", "expect",
         "run-parts", "start-stop-daemon", "firejail", "bwrap", "exec", "command",
+        "setarch", "linux32", "linux64", "i386", "x86_64", "ld.so", "ld-linux.so.2",
+        "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-musl-x86_64.so.1",
         "eval", "builtin",
     }
 )  # fmt: skip

@@ -150,7 +150,12 @@ class ReplayTool:
         whole as content blocks the API of `shape` takes in a tool result ("anthropic",
         "openai-responses", "flat" for LangChain): its stored blocks exactly when it
         was stored from that shape. A Chat Completions tool message ("openai") takes
-        text only: it gets the text."""
+        text only: it gets the text. The arguments are checked as `kit.handle` checks
+        them: a bad one is an `error: ...` text, not an exception."""
+        try:
+            arguments = self.checked(arguments)
+        except ArgumentError as exc:
+            return f"error: ArgumentError: {exc}"
         selects = any(arguments.get(k) for k in ("start_line", "end_line", "pattern"))
         raw_id = arguments.get("id")
         if shape == "openai" or selects or arguments.get("max_tokens") is not None:

@@ -240,6 +240,18 @@ def test_replay_verify_shows_a_shell_command_and_runs_it_only_when_asked(
     assert not (work / "planted").exists()
     code, _, err = run(capsys, "replay", made.id, "--verify", "--run", "--store", path)
     assert code == 0 and (work / "planted").exists(), err
+    # A long command is not shown cut: the whole of it is one `show` away.
+    long = "touch planted" + " ok" * 200 + "; rm -rf ~"
+    with ad.DiskStore(path) as store:
+        hidden = ad.Toolkit(store).record(
+            "shell",
+            {"command": long, "cwd": str(work), "shell": True},
+            b"",
+            determinism="deterministic",
+        )
+    code, _, err = run(capsys, "replay", hidden.id, "--verify", "--store", path)
+    assert code == 2 and f"of {len(long):,} characters" in err and "through /bin/sh" in err
+    assert f"addressable show {hidden.id}" in err and "rm -rf" not in err
 
 
 @pytest.mark.parametrize(

@@ -134,3 +134,17 @@ def test_the_model_arguments_of_replay_are_checked(kit: ad.Toolkit, stored: ad.R
         "error: ArgumentError: replay_result: argument 'lines' is not an argument of this tool "
         "(it takes: end_line, id, max_tokens, pattern, start_line)"
     )
+
+
+def test_content_blocks_replay_checks_the_arguments_too(kit: ad.Toolkit, stored: ad.Result) -> None:
+    # The SDK integrations answer replay_result through handle_content, not kit.handle.
+    for bad, said in (
+        ({"start_line": "abc"}, "argument 'start_line' does not fit (str)"),
+        ({"start_line": [1]}, "argument 'start_line' does not fit (list)"),
+        ({"pattern": "x" * 5000}, "argument 'pattern' does not fit (str)"),
+        ({"bogus": 1}, "argument 'bogus' is not an argument of this tool"),
+    ):
+        text = ad.handle_content(kit, "replay_result", {"id": stored.id, **bad})
+        assert isinstance(text, str) and text.startswith("error: ArgumentError: "), text
+        assert said in text
+    assert ad.handle_content(kit, "replay_result", {"id": stored.id}) == TEXT

@@ -15,6 +15,7 @@ import addressable as ad
 from addressable.adapters import LocalIndex, Search, Shell
 
 MAX_LIMIT = 100  # the most hits one search may ask for (adapters.search.MAX_LIMIT)
+MAX_QUERY = 2000  # characters a query may have (adapters.search.MAX_QUERY)
 
 
 @pytest.fixture
@@ -43,6 +44,8 @@ def _description(kit: ad.Toolkit, name: str) -> str:
         "nohup touch made.txt",
         "xargs -a names.txt touch",
         "busybox touch made.txt",
+        "setarch x86_64 sh -c 'echo x > made.txt'",
+        "linux64 sh -c 'echo x > made.txt'",
     ],
 )
 def test_without_allow_shell_no_shell_or_runner_runs(
@@ -201,3 +204,16 @@ def test_a_direct_call_checks_limit(kit: ad.Toolkit, index: LocalIndex, bad: obj
         Search(kit, index, limit=bad, name="other")  # type: ignore[arg-type]
     assert list(kit.store.records()) == []
     assert len(search.hits(search("lock", limit=1).id)) == 1
+
+
+def test_a_query_too_long_to_search_is_refused(kit: ad.Toolkit, index: LocalIndex) -> None:
+    search = Search(kit, index)
+    words = " ".join(f"w{i}" for i in range(MAX_QUERY))  # longer than MAX_QUERY characters
+    text = kit.handle("search", {"query": words})
+    assert text.startswith("error: ArgumentError: search: argument 'query' does not fit (str)")
+    with pytest.raises(ad.ArgumentError, match="at most 2,000 characters"):
+        search(words)
+    from addressable.adapters.search import MAX_QUERY as declared
+
+    assert declared == MAX_QUERY
+    assert list(kit.store.records()) == []

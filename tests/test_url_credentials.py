@@ -312,6 +312,8 @@ def test_secret_references_in_a_url_stay_as_written(
         "X-Amz-Security-Token", "X-Goog-Signature", "AWSAccessKeyId", "session",
         "sessionid", "jsessionid", "PHPSESSID", "auth", "authorization", "code",
         "oauth_verifier", "sessionToken", "SAMLResponse", "TOKEN", "auth[token]",
+        "secretkey", "accesskey", "privatekey", "appkey", "authkey", "clientkey",
+        "apisecretkey", "passkey", "sign", "hmac", "pageAccessToken",
     ],
 )  # fmt: skip
 def test_credential_names(name: str) -> None:

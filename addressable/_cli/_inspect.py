@@ -181,6 +181,9 @@ def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+_COMMAND_SHOWN = 300  # characters of a command `replay --verify` shows in full
+
+
 def _adapters_for(kit: Toolkit, record: Record, *, run: bool) -> None:
     """Register the adapters that can re-run `record` with no configuration: fetch of a
     public URL (no identity), and, when `run` says so, shell commands in the folder
@@ -191,10 +194,17 @@ def _adapters_for(kit: Toolkit, record: Record, *, run: bool) -> None:
         adapters.Fetch(kit)
     elif record.tool == "shell" and isinstance(record.args.get("cwd"), str):
         if not run:
+            command = str(record.args.get("command"))
+            how = "through /bin/sh " if record.args.get("shell") else ""
+            shown = (
+                repr(command)
+                if len(command) <= _COMMAND_SHOWN
+                else f"of {len(command):,} characters (read it whole with `addressable show "
+                f"{record.id}`)"
+            )
             raise NotReplayable(
-                f"re-running result {record.id} runs the command "
-                f"{str(record.args.get('command'))[:200]!r} in {record.args['cwd']}: "
-                "add --run to run it"
+                f"re-running result {record.id} runs the command {shown} {how}in "
+                f"{record.args['cwd']}: add --run to run it"
             )
         adapters.Shell(kit, cwd=record.args["cwd"], allow_shell=bool(record.args.get("shell")))
 

@@ -29,6 +29,8 @@ def normalize_url(url: str) -> str:
         return url.strip().partition("#")[0]
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address: its colons are not a port's
     if port and port != _DEFAULT_PORTS.get(scheme):
         host = f"{host}:{port}"
     query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))

@@ -114,7 +114,8 @@ class Fetch(FetchRecording):
 
     def handle(self, arguments: dict[str, Any]) -> str:
         # A model's arguments: no secret reference in them is ever resolved.
-        result = self._get(arguments["url"], arguments.get("identity"), {}, None)
+        # A model names no identity: Fetch has no scope of origins to hold one to.
+        result = self._get(arguments["url"], None, {}, None)
         return self.render(result)
 
     async def ahandle(self, arguments: dict[str, Any]) -> str:
@@ -123,7 +124,7 @@ class Fetch(FetchRecording):
         in a thread."""
         if self._clients.sync_only:
             return await asyncio.to_thread(self.handle, arguments)
-        result = await self._aget(arguments["url"], arguments.get("identity"), {}, None)
+        result = await self._aget(arguments["url"], None, {}, None)
         return self.render(result)
 
     async def _aget(

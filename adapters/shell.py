@@ -264,6 +264,8 @@ def _allowed(allow: Iterable[str] | None) -> tuple[str, ...] | None:
     if isinstance(allow, str):
         raise ad.ArgumentError(f"Shell: allow= takes program names, such as ({allow!r},)")
     names = tuple(dict.fromkeys(allow))
+    if not names:
+        raise ad.ArgumentError("Shell: allow= names no program: give one, or None for any")
     for name in names:
         if not isinstance(name, str) or not name or "\0" in name or any(c.isspace() for c in name):
             raise ad.ArgumentError(

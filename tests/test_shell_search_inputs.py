@@ -106,6 +106,7 @@ def test_allow_given_wrongly_is_refused_when_made(kit: ad.Toolkit, tmp_path: Pat
         {"allow": "git"},  # one string, not a tuple of names
         {"allow": ("git status",)},  # a command prefix, as pure= and writes= take
         {"allow": ("",)},
+        {"allow": ()},  # no program at all: None is "any"
         {"allow": ("git",), "allow_shell": True},  # a shell's first word bounds nothing
     ]
     for options in bad:

@@ -14,7 +14,13 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Identity, Scope
-from addressable.adapters._urls import CREDENTIAL_NAMES, is_credential_name, redact_url
+from addressable.adapters._urls import (
+    CREDENTIAL_NAMES,
+    is_credential_name,
+    normalize_url,
+    origin,
+    redact_url,
+)
 
 from .conftest import SECRET_VALUES
 from .httpserver import LocalServer, Reply
@@ -356,6 +362,13 @@ def test_a_url_whose_credential_was_not_kept_is_not_fetched_again(
     assert len(server.requests) == sent  # "[redacted]" was never sent in its place
     plain = fetch(server.url("/doc?q=1"))
     assert kit.replay(plain.id, verify=True).changed is False
+
+
+def test_an_ipv6_origin_keeps_its_brackets() -> None:
+    # [::1]:8080 and [::1:8080] are two origins: port 8080 of ::1, and port 80 of ::1:8080.
+    assert origin("http://[::1]:8080/") == "http://[::1]:8080"
+    assert origin("http://[::1:8080]/") == "http://[::1:8080]"
+    assert normalize_url("http://[::1]:8080/a") != normalize_url("http://[::1:8080]/a")
 
 
 def test_every_name_of_the_one_list_is_a_credential() -> None:

@@ -69,6 +69,8 @@ class ApiRequests(Adapter):
         self.kit.require_fresh(depends_on)  # a write on stale facts waits: nothing is sent
         key = idempotency_key or uuid.uuid4().hex
         body = dict(json_body) if json_body is not None else None
+        if body is not None:
+            ad.ids.canonical_json(body, name="the body")  # not JSON (NaN, a cycle): refused
         marker = None
         if marker_field is not None:
             marker = f"ad-{key[:16]}"

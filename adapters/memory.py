@@ -171,7 +171,7 @@ class Memory(Adapter):
             body = "".join(f"{n:6}\t{lines[n - 1]}\n" for n in range(first, last + 1))
             text = f"Content of {shown}:\n{body}"
         else:
-            missing = FileNotFoundError(f"{shown} does not exist")
+            missing = MemoryCommandError(f"{shown} does not exist")
             self.kit.record_failure(
                 self.name, args, missing, determinism="deterministic", key=f"memory:{shown}"
             )

@@ -170,7 +170,9 @@ class Shell(Adapter):
                 key=key,
                 outcome=outcome,
             )
-            raise
+            raise ad.ArgumentError(
+                f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {exc.strerror or exc}"
+            ) from exc
         timed_out = False
         try:
             out, err = proc.communicate(timeout=limit)

@@ -139,3 +139,19 @@ def _a_value(prop: dict[str, object]) -> object:
     if isinstance(prop.get("enum"), list):
         return prop["enum"][0]  # type: ignore[index]
     return {"string": "x", "integer": 1, "boolean": False, "object": {}}[str(prop["type"])]
+
+
+def test_an_api_body_that_is_not_json_is_refused_before_sending(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    api = Api(
+        kit,
+        identities=[Identity(name="a", headers={})],
+        scope=Scope(origins=(server.url(),), actions=frozenset({"read", "write"})),
+    )
+    with pytest.raises(ad.ArgumentError, match="the body"):
+        api.post(server.url("/items"), identity="a", json_body={"v": float("nan")})
+    sent = json.dumps({"method": "POST", "url": server.url(), "identity": "a"})
+    text = kit.handle("api", sent[:-1] + ', "body": {"v": NaN}}')  # JSON as Python writes NaN
+    assert text.startswith("error: ArgumentError: ") and "the body" in text
+    assert server.requests == [] and list(kit.store.records()) == []

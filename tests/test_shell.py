@@ -90,7 +90,7 @@ def test_writing_commands_are_actions(kit: ad.Toolkit, tmp_path: Path) -> None:
     assert ok.record.outcome is ad.Outcome.COMPLETED
     failed = shell("false")
     assert failed.record.outcome is ad.Outcome.UNKNOWN
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ad.ArgumentError, match="cannot start 'no-such-command-xyz'"):
         shell("no-such-command-xyz", writes=True)
     never = [r for r in kit.store.records() if r.status is ad.Status.ERROR]
     assert [r.outcome for r in never] == [ad.Outcome.NOT_APPLIED]
@@ -100,7 +100,7 @@ def test_handle(kit: ad.Toolkit, tmp_path: Path) -> None:
     Shell(kit, cwd=tmp_path)
     assert kit.handle("shell", {"command": "echo hi"}) == "hi\n[exit 0]"
     assert kit.handle("shell", {"command": "no-such-command-xyz"}).startswith(
-        "error: FileNotFoundError"
+        "error: ArgumentError: shell: cannot start 'no-such-command-xyz'"
     )
 
 

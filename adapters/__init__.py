@@ -7,6 +7,7 @@ one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()`
 from ._base import Adapter, Identity
 from ._hits import Hit, SearchBackend
 from ._html import html_title, html_to_text
+from ._rootfs import PartlyChanged
 from ._searchindex import LocalIndex
 from ._websearch import BraveSearch, SearXNG
 from .api import Api, Scope
@@ -27,6 +28,7 @@ __all__ = [
     "LocalIndex",
     "Memory",
     "MemoryCommandError",
+    "PartlyChanged",
     "ResponseTooLarge",
     "Scope",
     "SearXNG",

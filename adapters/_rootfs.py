@@ -34,9 +34,10 @@ _AT = {os.open, os.stat, os.mkdir, os.rename, os.unlink, os.rmdir} <= os.support
 )
 
 
-class _PartlyChanged(ad.AddressableError):
-    """A change that failed after it had changed something: its Action's outcome is
-    unknown, not not_applied. What failed is its `__cause__`."""
+class PartlyChanged(ad.AddressableError):
+    """A change to files that failed after it had changed something (a folder removed
+    in part, a folder made for a rename that failed and could not be removed again): its
+    Action's outcome is `unknown`, not `not_applied`. What failed is its `__cause__`."""
 
 
 class Root:
@@ -55,7 +56,7 @@ class Root:
 
         With `make`, the folders on the way are made, and removed again when the block
         (or the making) raises, so a call that fails leaves none of them behind; one that
-        cannot be removed raises `_PartlyChanged`."""
+        cannot be removed raises `PartlyChanged`."""
         made: list[tuple[int | None, str]] = []  # (fd of the folder holding it, its name)
         opened: list[int] = []
         try:
@@ -92,7 +93,7 @@ class Root:
             try:
                 os.rmdir(name, dir_fd=fd)
             except OSError as failed:
-                raise _PartlyChanged(
+                raise PartlyChanged(
                     f"{self.show(relative)}: the call failed ({_why(exc)}) after making "
                     f"folders for it that could not all be removed ({_why(failed)})"
                 ) from exc
@@ -130,7 +131,7 @@ class Root:
     def remove(self, relative: str) -> None:
         """Delete the file or folder (with all it holds) at `relative`; a symlink there is
         removed, not what it names. A folder whose removal fails after something in it
-        was removed raises `_PartlyChanged`; an OSError means nothing was removed."""
+        was removed raises `PartlyChanged`; an OSError means nothing was removed."""
         removed: list[str] = []
         with self.folder(relative) as (folder, name):
             try:
@@ -141,7 +142,7 @@ class Root:
             except OSError as exc:
                 if not removed:
                     raise
-                raise _PartlyChanged(
+                raise PartlyChanged(
                     f"{self.show(relative)} was partly deleted: {len(removed)} of what it "
                     f"held removed before a removal failed ({_why(exc)})"
                 ) from exc

@@ -109,7 +109,15 @@ class Identity(BaseModel):
     def resolved_headers(self, secrets: ad.Secrets) -> dict[str, str]:
         """The headers with their secret references replaced by the values: for sending
         only, never for keeping."""
-        return {k: secrets.resolve_all(v) for k, v in self.headers.items()}
+        resolved = {k: secrets.resolve_all(v) for k, v in self.headers.items()}
+        for name, value in resolved.items():
+            if any(c in value for c in "\r\n\0"):
+                # Said here, without the value: HTTP's own error would quote it.
+                raise ad.ArgumentError(
+                    f"identity {self.name!r}: header {name!r} holds a line break or NUL "
+                    "once its secrets are resolved, which HTTP cannot send"
+                )
+        return resolved
 
 
 def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

@@ -137,7 +137,8 @@ class Files(Adapter):
         check_path(path, "path", self.name)
         full = (self.root / path).resolve()
         if not full.is_relative_to(self.root):
-            raise ad.ScopeError(f"{path!r} is outside the folder {self.root}")
+            # The root is not named: where it lies on the machine is not the model's.
+            raise ad.ScopeError(f"{path!r} is outside the folder this tool reads and writes")
         return full, full.relative_to(self.root).as_posix()
 
 

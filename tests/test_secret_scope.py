@@ -170,3 +170,22 @@ def test_an_allowed_name_in_an_api_url_is_resolved_for_code_and_rerun(
     assert res.record.args["url"] == server.url("/rows?k=secret:env:ROW_KEY")
     again = kit.replay(res.id, verify=True)
     assert again.changed is False and server.requests[-1].path == f"/rows?k={value}"
+
+
+def test_a_resolved_header_that_http_cannot_send_is_refused_without_its_value(
+    kit: ad.Toolkit, server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BROKEN_TOKEN", "tokval-777\nX-Injected: 1")
+    server.routes[("GET", "/private")] = lambda r: Reply(200, b"ok", {"Content-Type": "text/plain"})
+    fetch = Fetch(
+        kit,
+        identities=[
+            Identity(name="me", headers={"Authorization": "Bearer secret:env:BROKEN_TOKEN"})
+        ],
+    )
+    with pytest.raises(
+        ad.ArgumentError, match="header 'Authorization' holds a line break"
+    ) as refused:
+        fetch(server.url("/private"), identity="me")
+    assert "tokval-777" not in str(refused.value)
+    assert server.requests == [] and list(kit.store.records()) == []

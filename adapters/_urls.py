@@ -155,6 +155,13 @@ _ONLY_WHOLE = frozenset({"code", "pass", "pw", "sid"})
 # `nextPageToken`, `syncToken`, `continuation_token`): kept, so that each page of a
 # listing keeps a key of its own.
 _POSITION = frozenset({"page", "next", "prev", "previous", "continuation", "sync", "cursor"})
+# Words that make a "key" one that orders or finds things, not a secret.
+_KEY_KINDS = frozenset(
+    {"sort", "cache", "primary", "foreign", "partition", "range", "idempotency", "group",
+     "lookup", "dedup", "dedupe", "object", "row", "index", "order", "cursor"}
+)  # fmt: skip
+# Last words that make a name say something about a credential, not hold one.
+_ABOUT = frozenset({"type", "types", "kind", "hint", "format", "length", "method", "mode"})
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _PATH_PARAM = re.compile(r";([^;/]*=[^;/]*)")  # ";jsessionid=..." in a path segment
 # A JSON Web Token under any name: header and claims are base64url JSON objects.
@@ -170,6 +177,11 @@ def is_credential_name(name: str) -> bool:
     words = {w.lower() for w in _WORD.findall(name)}
     if words & _POSITION and words <= _POSITION | {"token", "id"}:
         return False  # a place in a listing; `pageAccessToken` is still a credential
+    if len(words) > 1 and words & _KEY_KINDS and words <= _KEY_KINDS | {"key", "keys"}:
+        return False  # a key that orders or finds things: `sort_key`, `cache_key`
+    ordered = [w.lower() for w in _WORD.findall(name)]
+    if len(ordered) > 1 and ordered[-1] in _ABOUT:
+        return False  # what kind of credential, not one: `token_type`, `auth_type`
     if any(w in CREDENTIAL_NAMES and w not in _ONLY_WHOLE for w in words):
         return True
     return any(whole.endswith(n) for n in CREDENTIAL_NAMES if len(n) >= 5)

@@ -332,7 +332,8 @@ def test_credential_names(name: str) -> None:
     ["q", "page", "id", "client_id", "zipcode", "country_code", "keyword", "monkey",
      "author", "sort", "format", "Expires", "X-Amz-Date", "state", "lang",
      "pageToken", "nextPageToken", "page_token", "syncToken", "continuation_token",
-     "cursor"],
+     "cursor", "sort_key", "cacheKey", "primary_key", "token_type", "auth_type",
+     "token_type_hint"],
 )  # fmt: skip
 def test_names_that_are_not_credentials(name: str) -> None:
     assert not is_credential_name(name)

@@ -84,7 +84,17 @@ class Shell(Adapter):
         "redirections, variables, globs or ';'. A shell or a command runner (sh, bash, "
         "env, xargs, sudo, timeout, ...) is refused."
     )
-    input_schema = schema({"command": {"type": "string"}}, ["command"])
+    input_schema = schema(
+        {
+            "command": {"type": "string"},
+            "timeout": {
+                "type": "number",
+                "minimum": 0.1,
+                "description": "seconds to wait before stopping it (at most the tool's own limit)",
+            },
+        },
+        ["command"],
+    )
 
     def __init__(
         self,
@@ -206,7 +216,10 @@ class Shell(Adapter):
         )
 
     def handle(self, arguments: dict[str, Any]) -> str:
-        return self.render(self(arguments["command"], shell=self.allow_shell))
+        # A model may ask to wait less than the adapter's own limit, never longer.
+        asked = arguments.get("timeout")
+        limit = self.timeout if asked is None else min(float(asked), self.timeout)
+        return self.render(self(arguments["command"], shell=self.allow_shell, timeout=limit))
 
     def render(self, result: ad.Result) -> str:
         """The output as stored: stdout, stderr, and how it ended."""

@@ -218,3 +218,17 @@ def test_a_query_too_long_to_search_is_refused(kit: ad.Toolkit, index: LocalInde
 
     assert declared == MAX_QUERY
     assert list(kit.store.records()) == []
+
+
+def test_a_model_may_ask_to_wait_less_never_longer(kit: ad.Toolkit, tmp_path: Path) -> None:
+    shell = Shell(kit, cwd=tmp_path, timeout=1.0)
+    text = kit.handle("shell", {"command": "sleep 30", "timeout": 0.2})
+    stopped = next(iter(kit.store.records()))
+    assert stopped.meta["timed_out"] is True and "0.2" in text, text
+    kit.handle("shell", {"command": "sleep 30", "timeout": 10**6})
+    capped = [r for r in kit.store.records() if r.id != stopped.id]
+    assert capped[0].meta["timed_out"] is True  # stopped at the adapter's own 1 s
+    assert kit.handle("shell", {"command": "echo hi", "timeout": 0}).startswith(
+        "error: ArgumentError: shell: argument 'timeout' does not fit (int)"
+    )
+    assert shell.timeout == 1.0

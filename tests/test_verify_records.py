@@ -7,6 +7,7 @@ killed after its payload reached the disk but before its record did.
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -253,3 +254,34 @@ def test_blob_keys_without_records_are_reclaimable_on_every_store(store: ad.Stor
     assert report.ok and (report.orphan_blobs, report.orphan_bytes) == (1, 11)
     assert store.gc().removed_blobs == 1
     assert store.verify().orphan_blobs == 0
+
+
+def test_a_listing_goes_on_past_a_damaged_record_and_names_it(
+    store: ad.Store, clock: FakeClock
+) -> None:
+    edited, kept = fill(store, clock)
+    edit(store, edited.id, b'"size":8', b'"size":9')
+    with pytest.raises(ad.IntegrityError, match=edited.id):
+        list(store.records())
+    damaged: list[str] = []
+    assert [r.id for r in store.records(damaged=damaged)] == [kept.id]
+    assert damaged == [edited.id]
+    damaged = []
+    newest = store.records(newest_first=True, limit=5, damaged=damaged)
+    assert [r.id for r in newest] == [kept.id] and damaged == [edited.id]
+
+
+def test_ls_lists_the_others_and_exits_4_naming_the_damaged(
+    tmp_path: Path, clock: FakeClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from addressable._cli import main
+
+    path = tmp_path / "s"
+    with ad.DiskStore(path) as store:
+        edited, kept = fill(store, clock)
+        edit(store, edited.id, b'"size":8', b'"size":9')
+    for extra in ([], ["--limit", "5"]):
+        code = main(["ls", "--store", str(path), "--json", *extra])
+        out, err = capsys.readouterr()
+        assert code == 4 and [r["id"] for r in json.loads(out)] == [kept.id]
+        assert f"1 damaged record(s) not listed: {edited.id}" in err

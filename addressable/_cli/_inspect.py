@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Column, Table
 
 from .._errors import NotReplayable
-from .._exitcodes import EXIT_DAMAGE, EXIT_OK, EXIT_TOOL_ERROR
+from .._exitcodes import EXIT_DAMAGE, EXIT_INTEGRITY, EXIT_OK, EXIT_TOOL_ERROR
 from .._models import Record, Status
 from .._payload import payload_text
 from .._stores import Store
@@ -37,13 +37,16 @@ from ._output import (
 def run_ls(store: Store, args: argparse.Namespace, out: Console) -> int:
     """`ls`: the records, oldest first, filtered and limited."""
     filters = {"tool": args.tool, "key": args.key, "session": args.session, "since": args.since}
+    damaged: list[str] = []  # said apart: one altered record hides none of the others
     if args.limit is None:
-        records = list(store.records(**filters))
+        records = list(store.records(**filters, damaged=damaged))
     else:  # the newest, found from the newest down rather than by listing all
-        records = list(store.records(**filters, newest_first=True, limit=args.limit))[::-1]
+        found = store.records(**filters, newest_first=True, limit=args.limit, damaged=damaged)
+        records = list(found)[::-1]
+    done = _said_damaged(list(dict.fromkeys(damaged)))
     if args.json:
         print_json([r.model_dump(mode="json") for r in records])
-        return EXIT_OK
+        return done
     table = Table("tool", "key or args", "kind", "status", "size", "observed")
     table.columns.insert(0, Column("id", no_wrap=True, min_width=16))
     for r in records:
@@ -59,7 +62,21 @@ def run_ls(store: Store, args: argparse.Namespace, out: Console) -> int:
         )
     out.print(table)
     out.print(f"{len(records)} records")
-    return EXIT_OK
+    return done
+
+
+def _said_damaged(damaged: list[str]) -> int:
+    """Name on stderr the records a listing left out because they are damaged: EXIT_INTEGRITY
+    when there are any (the rest is listed all the same), EXIT_OK otherwise."""
+    if not damaged:
+        return EXIT_OK
+    shown = ", ".join(damaged[:5]) + (f" and {len(damaged) - 5} more" if len(damaged) > 5 else "")
+    print(
+        f"addressable: error: {len(damaged)} damaged record(s) not listed: {shown}; "
+        f"run `addressable verify` (exit {EXIT_INTEGRITY})",
+        file=sys.stderr,
+    )
+    return EXIT_INTEGRITY
 
 
 def run_show(store: Store, args: argparse.Namespace, out: Console) -> int:

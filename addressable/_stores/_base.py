@@ -146,9 +146,13 @@ class Store(Protocol):
         refers_to: str | None = None,
         newest_first: bool = False,
         limit: int | None = None,
+        damaged: list[str] | None = None,
     ) -> Iterator[Record]:
         """Records matching every filter given, oldest first (by when they were first
         observed, then id), or newest first; at most `limit` of them.
+
+        A record that cannot be given back as written raises `IntegrityError`; with a
+        `damaged` list, its id is added there and the listing goes on without it.
 
         `session`: seen in that session (first or later); `since` (timezone-aware,
         `ArgumentError` otherwise): last seen then or later; `refers_to`: whose meta

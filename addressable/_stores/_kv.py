@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .._errors import IntegrityError
 from .._models import Observation, Record
 from ._backend import Backend
 from ._base import USER_PIN, StoreStats
@@ -142,11 +141,8 @@ class KeyValueStore(Upkeep):
         empty store. A damaged one is passed over: `verify` names it, `stats` goes on."""
         offset = 0
         while ids := self._backend.members(TIME, reverse=newest, offset=offset, limit=8):
-            for record_id in ids:
-                try:
-                    for record in self._load([record_id]):  # gone meanwhile: skipped
-                        return record.observed_at
-                except IntegrityError:
-                    continue
+            # One removed meanwhile is skipped, and so is a damaged one.
+            for record in self._load(ids, damaged=[]):
+                return record.observed_at
             offset += len(ids)
         return None

@@ -140,6 +140,7 @@ class Reading:
         refers_to: str | None = None,
         newest_first: bool = False,
         limit: int | None = None,
+        damaged: list[str] | None = None,
     ) -> Iterator[Record]:
         if since is not None:
             since = aware("records since", since)
@@ -190,13 +191,18 @@ class Reading:
                 ids = self._backend.members(TIME, low=at) + self._backend.members(SEEN, high=-at)
             else:
                 ids = self._backend.members(name)
-            found = [r for r in self._load(list(dict.fromkeys(ids))) if wanted(r)]
+            found = [r for r in self._load(list(dict.fromkeys(ids)), damaged) if wanted(r)]
             found.sort(key=lambda r: (r.observed_at, r.id), reverse=newest_first)
             return iter(found[:limit])
-        return iter(self._walk(name, newest_first, limit, wanted))
+        return iter(self._walk(name, newest_first, limit, wanted, damaged))
 
     def _walk(
-        self, name: str, newest_first: bool, limit: int, wanted: Callable[[Record], bool]
+        self,
+        name: str,
+        newest_first: bool,
+        limit: int,
+        wanted: Callable[[Record], bool],
+        damaged: list[str] | None,
     ) -> list[Record]:
         """The first `limit` wanted records of an index in its order, read a page at a
         time: as many as needed, not the whole index."""
@@ -205,7 +211,7 @@ class Reading:
         offset, page = 0, max(limit, 16)
         while True:
             ids = self._backend.members(name, reverse=newest_first, offset=offset, limit=page)
-            for record in self._load(i for i in ids if i not in seen):
+            for record in self._load((i for i in ids if i not in seen), damaged):
                 seen.add(record.id)
                 if wanted(record):
                     found.append(record)
@@ -216,9 +222,18 @@ class Reading:
             offset += len(ids)
             page = min(page * 4, 4096)
 
-    def _load(self, ids: Iterable[str]) -> Iterator[Record]:
-        """The records with these ids, skipping any removed since they were listed."""
+    def _load(self, ids: Iterable[str], damaged: list[str] | None = None) -> Iterator[Record]:
+        """The records with these ids, skipping any removed since they were listed; one
+        that cannot be read raises, or, given a `damaged` list, is added there."""
         for record_id in ids:
             raw = self._backend.get(RECORD + record_id)
-            if raw is not None:
-                yield self._with_tokens(load_record(record_id, raw))
+            if raw is None:
+                continue
+            try:
+                record = load_record(record_id, raw)
+            except IntegrityError:
+                if damaged is None:
+                    raise
+                damaged.append(record_id)
+                continue
+            yield self._with_tokens(record)

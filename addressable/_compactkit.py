@@ -8,6 +8,7 @@ from typing import Any, Protocol, Unpack, runtime_checkable
 
 from ._models import Determinism, Outcome, Record, Result
 from ._recorder import Clock, RecordOptions
+from ._secrets import Secrets
 from ._stores import Store
 
 
@@ -24,6 +25,9 @@ class Toolkit(Protocol):
 
     @property
     def clock(self) -> Clock: ...
+
+    @property
+    def secrets(self) -> Secrets: ...
 
     def get(self, id: str) -> Record: ...
 

@@ -92,17 +92,22 @@ class _Matcher:
         )
         self.text = re.compile(source)
         self.data = re.compile(source.encode("utf-8", "surrogatepass"))
-        # A value can only be present where its longest alphanumeric run is (encoders
-        # leave letters and digits alone): a cheap test before the expression runs.
+        # A value can only be present where its longest alphanumeric run is, unless an
+        # escape spells one of its letters (see `may_hold`): a cheap test before the
+        # expression runs.
         anchors = [max(_ANCHOR.findall(value), key=len, default="") for value, _ in ordered]
         self.anchors = None if "" in anchors else sorted(set(anchors), key=len)
 
     def may_hold(self, text: str | bytes) -> bool:
         if self.anchors is None:
             return True
+        # An escape can spell a letter or a digit too (&#x61;, %61, \u0061): text with
+        # one may hold a value whose anchor it does not show as written.
         if isinstance(text, bytes):
-            return any(a.encode() in text for a in self.anchors)
-        return any(a in text for a in self.anchors)
+            return any(a.encode() in text for a in self.anchors) or any(
+                e in text for e in _ESCAPES_BYTES
+            )
+        return any(a in text for a in self.anchors) or any(e in text for e in _ESCAPES)
 
     def mask(self, text: str) -> str:
         if not self.may_hold(text):
@@ -113,6 +118,10 @@ class _Matcher:
         if not self.may_hold(data):
             return data
         return self.data.sub(lambda m: f"[{self.refs[int(str(m.lastgroup)[1:])]}]".encode(), data)
+
+
+_ESCAPES = ("&#", "%", "\\")  # how HTML, URLs and JSON/Python escape a character
+_ESCAPES_BYTES = tuple(e.encode() for e in _ESCAPES)
 
 
 class Secrets:

@@ -29,6 +29,7 @@ from ._errors import ArgumentError
 from ._sdkviews import views
 from ._shapes import read_anthropic, read_chat, read_responses
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
+from .ids import lone_surrogate
 
 __all__ = [
     "MESSAGE_OVERHEAD",
@@ -64,7 +65,10 @@ def detect(messages: Sequence[Any]) -> Shape:
             isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result") for b in content
         ):
             return "anthropic"
-        for call in message.get("tool_calls") or ():
+        calls = message.get("tool_calls") or ()
+        if not isinstance(calls, list | tuple):
+            raise MalformedMessages(i, f"tool_calls is a {type(calls).__name__}, not a list")
+        for call in calls:
             if isinstance(call, Mapping):
                 return "openai" if "function" in call else "flat"
     return "openai"
@@ -91,6 +95,10 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
             raise MalformedMessages(i, f"expected an object, got {type(message).__name__}")
         for item in reader(i, message, found):
             if isinstance(item, ToolCall):
+                if lone_surrogate(item.name, "the tool name") or lone_surrogate(
+                    item.call_id, "the tool call id"
+                ):
+                    raise MalformedMessages(i, f"tool call {item.call_id!r}: not UTF-8 text")
                 if item.call_id in calls:
                     raise MalformedMessages(i, f"tool call id {item.call_id!r} is used twice")
                 calls[item.call_id] = item
@@ -207,5 +215,6 @@ def _field_text(key: str, value: Any) -> str:
     # Tool arguments count as the JSON the model wrote, whether given as a string
     # (OpenAI) or as an object (Anthropic's input, the flattened shape).
     if key in ("arguments", "input") and isinstance(value, Mapping):
-        return json.dumps(value, ensure_ascii=False)
+        # `default`: a value no API would take (bytes) is counted as written, not an error.
+        return json.dumps(value, ensure_ascii=False, default=str)
     return message_text(value)

@@ -279,8 +279,8 @@ def handle_content(
         return kit.handle(name, arguments)
     try:
         parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        parsed = None
+    except (ValueError, RecursionError):
+        parsed = None  # kit.handle says what is wrong
     if not isinstance(parsed, Mapping):
         return kit.handle(name, arguments)
     return ReplayTool(kit).content(dict(parsed), format)

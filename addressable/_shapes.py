@@ -109,7 +109,7 @@ def _json_object(i: int, raw: Any, call_id: str) -> dict[str, Any]:
         return dict(raw)
     try:
         value = json.loads(raw) if raw else {}
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         raise MalformedMessages(i, f"tool call {call_id!r} arguments are not JSON") from None
     if not isinstance(value, dict):
         raise MalformedMessages(i, f"tool call {call_id!r} arguments are not a JSON object")

@@ -169,6 +169,8 @@ def _read(answer: Any, task: Task) -> tuple[StateDocument | None, list[Problem]]
             data = json.loads(match[0])
         except ValueError as exc:
             return None, [Problem(kind="malformed", message=f"the answer is not JSON: {exc}")]
+        except RecursionError:
+            return None, [Problem(kind="malformed", message="the answer is nested too deeply")]
     try:
         return StateDocument.model_validate(data), []
     except ValidationError as exc:

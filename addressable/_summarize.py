@@ -112,6 +112,8 @@ def _json(text: str) -> Any:
         return None
     try:
         return json.loads(stripped)
+    except RecursionError:
+        return None  # nested past what can be read: summarised as text
     except ValueError:
         return _python_literal(stripped)
 

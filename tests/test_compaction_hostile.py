@@ -1,0 +1,74 @@
+"""Compaction and the state document over text a model or a tool chose to be hostile:
+JSON nested past what can be read, shapes no API would send. Each is an answer in the
+library's error tree, or is compacted; none escapes as a Python error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import addressable as ad
+
+DEEP = "[" * 100_000 + "]" * 100_000
+BIG = "word " * 400
+
+
+def _chat(arguments: str, result: str) -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "fetch", "arguments": arguments}}
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": result},
+        {"role": "assistant", "content": "ok"},
+    ]
+
+
+def _anthropic(name: str, given: dict[str, Any]) -> list[dict[str, Any]]:
+    use = {"type": "tool_use", "id": "c1", "name": name, "input": given}
+    answer = {"type": "tool_result", "tool_use_id": "c1", "content": BIG}
+    return [
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [answer]},
+        {"role": "assistant", "content": "k"},
+    ]
+
+
+def test_a_result_nested_past_reading_is_compacted_as_text(disk_kit: ad.Toolkit) -> None:
+    done = ad.compact(_chat('{"url": "http://a"}', DEEP), kit=disk_kit, keep_last=0)
+    assert done.messages[2]["content"].startswith("[claim:")
+    assert ad.evict(next(disk_kit.store.records()), store=disk_kit.store) is not None
+
+
+@pytest.mark.parametrize(
+    ("messages", "said"),
+    [
+        (_chat('{"url": ' + DEEP + "}", BIG), "arguments are not JSON"),
+        ([{"role": "assistant", "content": None, "tool_calls": 5}], "tool_calls is a int"),
+        (_anthropic("\ud800", {}), "not UTF-8 text"),
+    ],
+    ids=["deep-arguments", "tool-calls-not-a-list", "lone-surrogate-name"],
+)
+def test_a_shape_no_api_sends_is_malformed_messages(
+    disk_kit: ad.Toolkit, messages: list[dict[str, Any]], said: str
+) -> None:
+    with pytest.raises(ad.MalformedMessages, match=said):
+        ad.compact(messages, kit=disk_kit, keep_last=0)
+
+
+def test_a_tool_input_no_api_would_take_leaves_its_result_whole(disk_kit: ad.Toolkit) -> None:
+    # Bytes in a tool input: counted as written; its call cannot be recorded, so its
+    # result stays as it was rather than being stubbed.
+    done = ad.compact(_anthropic("f", {"u": b"x"}), kit=disk_kit, keep_last=0)
+    assert done.messages[1]["content"][0]["content"] == BIG
+    assert done.tokens_before > 0
+
+
+def test_a_state_answer_nested_past_reading_is_a_problem_not_an_error(
+    disk_kit: ad.Toolkit,
+) -> None:
+    task = ad.Task(text="t", items=["a"])
+    deep = '{"a":' + "[" * 200_000 + "]" * 200_000 + "}"
+    made = ad.compact_state(lambda prompt: deep, kit=disk_kit, task=task, max_attempts=1)
+    assert not made.accepted
+    assert [p.message for p in made.problems] == ["the answer is nested too deeply"]

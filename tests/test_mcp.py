@@ -290,6 +290,16 @@ def test_a_bad_config_or_command_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2 and "unknown adapter 'teleport'" in done.stderr
 
 
+def test_proxy_refuses_an_upstream_whose_list_of_tools_never_ends(tmp_path: Path) -> None:
+    pager = Path(__file__).with_name("mcp_pager_upstream.py")
+    store = str(tmp_path / "s")
+    done = addressable("mcp", "proxy", "--store", store, "--", sys.executable, str(pager))
+    assert done.returncode == 5, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("addressable: error: the upstream server: ")
+    assert "list of tools does not end" in line
+
+
 def test_serve_over_http_on_loopback(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

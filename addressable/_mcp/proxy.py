@@ -42,6 +42,7 @@ from ._sdk import (
 from .config import McpConfig
 
 MEDIA_TYPE = "application/json"
+MAX_TOOL_PAGES = 1000  # pages of an upstream's list of tools read, at most
 KIND = "CallToolResult"  # meta.mcp of a record whose payload is a whole CallToolResult
 
 
@@ -63,6 +64,7 @@ class Proxy:
         if self.gone is not None:
             raise MCPError(code=types.INTERNAL_ERROR, message=self.gone)
         listed: list[types.Tool] = []
+        cursors: set[str] = set()
         cursor: str | None = None
         while True:
             page = await self.client.list_tools(cursor=cursor)
@@ -70,6 +72,15 @@ class Proxy:
             cursor = page.next_cursor
             if not cursor:
                 break
+            # An upstream that never stops paging (a cursor seen before, or more pages
+            # than any list of tools needs) would keep the proxy from ever starting.
+            if cursor in cursors or len(cursors) >= MAX_TOOL_PAGES:
+                raise MCPError(
+                    code=types.INTERNAL_ERROR,
+                    message=f"the upstream server's list of tools does not end "
+                    f"(after {len(cursors) + 1} pages)",
+                )
+            cursors.add(cursor)
         self.tools = {t.name: t for t in listed}
         replay = types.Tool(name=REPLAY, description=REPLAY_DESCRIPTION, input_schema=REPLAY_SCHEMA)
         return [*(t for t in listed if t.name != REPLAY), replay]
@@ -196,7 +207,24 @@ def run(store: Store, config: McpConfig, command: list[str]) -> int:
     except OSError as exc:
         print(f"addressable: error: cannot start {command[0]!r}: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except (MCPError, BaseExceptionGroup) as exc:
+        found = _mcp_error(exc)
+        if found is None:
+            raise
+        print(f"addressable: error: the upstream server: {found.error.message}", file=sys.stderr)
+        return EXIT_FAILURE
     return EXIT_OK
+
+
+def _mcp_error(exc: BaseException) -> MCPError | None:
+    """The MCP error `exc` is, or the first one a group of errors holds."""
+    if isinstance(exc, MCPError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _mcp_error(inner)) is not None:
+                return found
+    return None
 
 
 async def _main(store: Store, config: McpConfig, command: list[str]) -> None:

@@ -84,10 +84,15 @@ def prefix_mark(prefix: str) -> str:
     return content_hash(f"stub id {prefix}".encode())
 
 
+STUB_CHARS = 8000  # characters a stub has at most (a budget of some 2,000 tokens)
+
+
 def parse_stub(text: str) -> tuple[str, str] | None:
     """("ref" or "claim", the id or id prefix it shows) when `text` is a stub, else None."""
     stripped = text.strip()
-    if "\n" in stripped:
+    # A stub is one line of at most its budget: a long line that starts like one (a page
+    # written to look like a stub, never to be compacted) is not one.
+    if "\n" in stripped or len(stripped) > STUB_CHARS:
         return None
     match = _STUB.match(stripped) or _STUB_1.match(stripped)
     return (match[1], match[2]) if match else None

@@ -72,3 +72,12 @@ def test_a_state_answer_nested_past_reading_is_a_problem_not_an_error(
     made = ad.compact_state(lambda prompt: deep, kit=disk_kit, task=task, max_attempts=1)
     assert not made.accepted
     assert [p.message for p in made.problems] == ["the answer is nested too deeply"]
+
+
+def test_a_page_that_starts_like_a_stub_is_still_compacted(disk_kit: ad.Toolkit) -> None:
+    # A one-line page written to look like a stub, to stay in the context for good.
+    fake = "[ref:0123abcd · 10 tok · 2026-01-01] " + "filler " * 20_000
+    done = ad.compact(_chat('{"url": "http://a"}', fake), kit=disk_kit, keep_last=0)
+    stub = done.messages[2]["content"]
+    assert stub != fake and len(stub) < 2_000
+    assert ad.parse_stub(stub) is not None and ad.parse_stub(fake) is None

@@ -12,9 +12,9 @@ observation after the action it depends on, a secret's value written down.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -251,7 +251,9 @@ class StateDocument(_Part):
         return out
 
     def _secrets(self, secrets: Iterable[str]) -> list[Problem]:
-        text = self.model_dump_json()
+        # The strings as they read, not as JSON writes them: a value with a quote, a
+        # backslash or a tab is escaped in JSON, and would not be found there.
+        text = "\n".join(_strings(self.model_dump(mode="json")))
         return [
             Problem(
                 kind="secret",
@@ -261,6 +263,19 @@ class StateDocument(_Part):
             for value in secrets
             if value and value in text
         ][:1]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
 
 
 def _instant(text: str) -> datetime | None:

@@ -81,3 +81,18 @@ def test_a_page_that_starts_like_a_stub_is_still_compacted(disk_kit: ad.Toolkit)
     stub = done.messages[2]["content"]
     assert stub != fake and len(stub) < 2_000
     assert ad.parse_stub(stub) is not None and ad.parse_stub(fake) is None
+
+
+@pytest.mark.parametrize("value", ['abc"def123456', "abc\\def123456", "abc/def\tx12"])
+def test_a_state_document_holding_a_secret_with_json_escapes_is_refused(
+    disk_kit: ad.Toolkit, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("ODD_TOKEN", value)
+    disk_kit.secrets.resolve("secret:env:ODD_TOKEN")
+    task = ad.Task(text="t", items=["a"])
+    document = {
+        "task": {"text": "t", "items": ["a"]},
+        "findings": [{"item": "a", "status": "found", "established": "the key is " + value}],
+    }
+    made = ad.compact_state(lambda prompt: document, kit=disk_kit, task=task, max_attempts=1)
+    assert not made.accepted and [p.kind for p in made.problems] == ["secret"]

@@ -179,8 +179,10 @@ def _judge(action: ad.Record, seen: ad.Result) -> tuple[ad.Outcome, str]:
         return ad.Outcome.COMPLETED, f"the resource is gone (HTTP {code})"
     if not isinstance(code, int) or code >= 500 or code in (408, 429):
         return ad.Outcome.UNKNOWN, f"the read answered HTTP {code}"
-    if code >= 400:
-        return ad.Outcome.NOT_APPLIED, f"the resource cannot be read (HTTP {code})"
+    if code in (404, 410):
+        return ad.Outcome.NOT_APPLIED, f"the resource is not there (HTTP {code})"
+    if code >= 400:  # refused (401, 403, ...): the read says nothing of the write
+        return ad.Outcome.UNKNOWN, f"the read was refused (HTTP {code})"
     if method == "DELETE":
         return ad.Outcome.NOT_APPLIED, "the resource is still there"
     try:

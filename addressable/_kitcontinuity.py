@@ -34,8 +34,9 @@ class ContinuityFacade:
         self._continuity.stale_policy = policy
 
     def outcome(self, id: str) -> Outcome | None:
-        """What is known now of an Action's effect: the outcome of its latest
-        verification (a record whose `meta.verifies` names it), else its own."""
+        """What is known now of an Action's effect: its own outcome when the call said
+        (completed, not_applied); for an unknown one, the outcome of its latest
+        verification (a record whose `meta.verifies` names it), if any."""
         return self._continuity.outcome(id)
 
     def state(self, *, task: Task, document: StateDocument | None = None) -> StateDocument:

@@ -305,9 +305,12 @@ def _resolves(store: Store, ref: str) -> bool:
 
 
 def outcome_in(store: Store, action_id: str) -> Outcome | None:
-    """What the store knows of an Action's effect: its latest verification's outcome
-    (a record whose `meta.verifies` names it), else its own."""
+    """What the store knows of an Action's effect: its own outcome when that is known
+    (completed, not_applied: a later read cannot undo what the call itself said), else
+    its latest verification's (a record whose `meta.verifies` names it), else unknown."""
     record = store.get(action_id)
+    if record.outcome is not Outcome.UNKNOWN:
+        return record.outcome
     checks = [
         r
         for r in store.records(refers_to=record.id)

@@ -166,6 +166,25 @@ def test_a_write_never_applied_nor_answered_is_not_applied_after_verify(
     assert kit.outcome(res.id) is ad.Outcome.NOT_APPLIED
 
 
+def test_a_verify_read_that_is_refused_says_nothing_and_cannot_undo_a_known_outcome(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    # A model's VERIFY may read as another identity, or another URL: a 403 then says
+    # nothing of the write, and a write the server answered 2xx stays completed.
+    api = make_api(kit, server, timeout=1.0, identities=("user_a", "user_b"))
+    done = api.patch(server.url("/invoices/1042"), identity="user_a", json_body={"status": "x"})
+    assert done.record.outcome is ad.Outcome.COMPLETED
+    refused = api.verify(done.id, identity="user_b")
+    assert refused.record.outcome is ad.Outcome.UNKNOWN
+    assert kit.outcome(done.id) is ad.Outcome.COMPLETED
+    invoices.delay = 2.5
+    late = api.patch(server.url("/invoices/1042"), identity="user_a", json_body={"status": "y"})
+    invoices.delay = 0.0
+    assert late.record.outcome is ad.Outcome.UNKNOWN
+    assert api.verify(late.id, identity="user_b").record.outcome is ad.Outcome.UNKNOWN
+    assert kit.outcome(late.id) is ad.Outcome.UNKNOWN
+
+
 @pytest.mark.parametrize(
     ("status", "outcome"),
     [

@@ -9,7 +9,7 @@ from ._hits import Hit, SearchBackend
 from ._html import html_title, html_to_text
 from ._rootfs import PartlyChanged
 from ._searchindex import LocalIndex
-from ._websearch import BraveSearch, SearXNG
+from ._websearch import BadAnswer, BraveSearch, SearXNG
 from .api import Api, Scope
 from .fetch import Fetch, ResponseTooLarge
 from .files import Files
@@ -20,6 +20,7 @@ from .shell import Shell
 __all__ = [
     "Adapter",
     "Api",
+    "BadAnswer",
     "BraveSearch",
     "Fetch",
     "Files",

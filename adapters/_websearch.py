@@ -9,7 +9,10 @@ would bypass its transport, proxy or mock.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
+
+import httpx
 
 import addressable as ad
 
@@ -17,6 +20,13 @@ from ._hits import Hit
 from ._http import AsyncClient, Clients, SyncClient
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
+MAX_ANSWER = 5 * 1024 * 1024  # bytes of a backend's answer read, at most
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]+")
+
+
+class BadAnswer(ad.AddressableError):
+    """A search backend answered with what its API does not give: not its JSON, the
+    wrong shape, or more than `MAX_ANSWER` bytes. Nothing of it is kept."""
 
 
 class _Remote:
@@ -39,7 +49,25 @@ class _Remote:
         client = self._clients.sync()
         response = client.send(self._request(client, query, limit))
         response.raise_for_status()
-        return self._hits(response.json(), limit)
+        return self._read(response, limit)
+
+    def _read(self, response: httpx.Response, limit: int) -> list[Hit]:
+        """The hits of an answer; `BadAnswer`, one line, for one that is not its API's."""
+        if len(response.content) > MAX_ANSWER:
+            raise BadAnswer(f"{self.name}: the answer is over {MAX_ANSWER:,} bytes")
+        try:
+            data = response.json()
+        except (ValueError, RecursionError):
+            raise BadAnswer(f"{self.name}: the answer is not JSON") from None
+        try:
+            hits = self._hits(data, limit)
+        except (ValueError, TypeError, AttributeError, KeyError, BadAnswer) as exc:
+            # ValidationError is a ValueError: a field of the wrong type.
+            detail = str(exc) if isinstance(exc, BadAnswer) else type(exc).__name__
+            raise BadAnswer(
+                f"{self.name}: the answer is not as its API gives it ({detail})"
+            ) from None
+        return [h for h in hits if _web(h.url)]
 
     async def asearch(self, query: str, limit: int) -> list[Hit]:
         """`search` from async code, through the async client."""
@@ -48,7 +76,7 @@ class _Remote:
         client = self._clients.asynchronous()
         response = await client.send(self._request(client, query, limit))
         response.raise_for_status()
-        return self._hits(response.json(), limit)
+        return self._read(response, limit)
 
 
 class SearXNG(_Remote):
@@ -77,9 +105,9 @@ class SearXNG(_Remote):
         results: list[dict[str, Any]] = data.get("results", [])
         return [
             Hit(
-                title=str(r.get("title", "")),
-                url=str(r["url"]),
-                snippet=str(r.get("content") or ""),
+                title=_line(r.get("title", "")),
+                url=_url(r["url"]),
+                snippet=_line(r.get("content") or ""),
                 score=r.get("score"),
             )
             for r in results[:limit]
@@ -119,10 +147,29 @@ class BraveSearch(_Remote):
         results: list[dict[str, Any]] = data.get("web", {}).get("results", [])
         return [
             Hit(
-                title=str(r.get("title", "")),
-                url=str(r["url"]),
-                snippet=str(r.get("description") or ""),
+                title=_line(r.get("title", "")),
+                url=_url(r["url"]),
+                snippet=_line(r.get("description") or ""),
             )
             for r in results[:limit]
             if r.get("url")
         ]
+
+
+def _line(value: object) -> str:
+    """A title or snippet as one line of plain text: no control or direction characters
+    (a newline in a title could write a hit line of its own)."""
+    if not isinstance(value, str):
+        raise BadAnswer(f"a text field is a {type(value).__name__}")
+    return " ".join(_CONTROL.sub(" ", value).split())
+
+
+def _url(value: object) -> str:
+    if not isinstance(value, str):
+        raise BadAnswer(f"a url is a {type(value).__name__}")
+    return value.strip()
+
+
+def _web(url: str) -> bool:
+    """Whether a hit's URL is one a fetch can follow (not javascript:, data:, ...)."""
+    return url.lower().startswith(("http://", "https://")) and not _CONTROL.search(url)

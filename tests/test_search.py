@@ -9,10 +9,10 @@ import pytest
 import respx
 
 import addressable as ad
-from addressable.adapters import BraveSearch, Fetch, LocalIndex, Search, SearXNG
+from addressable.adapters import BadAnswer, BraveSearch, Fetch, LocalIndex, Search, SearXNG
 
 from .conftest import FakeClock
-from .httpserver import LocalServer, Page
+from .httpserver import LocalServer, Page, Reply
 
 TOPICS = [
     "threading",
@@ -238,3 +238,46 @@ def test_the_embedded_default_backend_is_a_local_index(kit: ad.Toolkit) -> None:
     assert isinstance(search.backend, LocalIndex)
     search.backend.add("https://x/1", "Locks", "a lock is thread-safe")  # type: ignore[attr-defined]
     assert json.loads(search("lock").payload)["hits"][0]["url"] == "https://x/1"
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b"[1, 2]", r"not as its API gives it \(AttributeError\)"),
+        (b'{"results": [{"url": "https://a.example/", "score": "high"}]}', "ValidationError"),
+        (b'{"results": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "not JSON"),
+        (b"<html>busy</html>", "not JSON"),
+    ],
+    ids=["a-list", "a-string-score", "nested-past-reading", "not-json"],
+)
+def test_a_backend_answer_that_is_not_its_api_is_one_line(
+    kit: ad.Toolkit, server: LocalServer, body: bytes, said: str
+) -> None:
+    server.routes[("GET", "/search")] = lambda r: Reply(
+        200, body, {"Content-Type": "application/json"}
+    )
+    search = Search(kit, SearXNG(server.url("/")))
+    with pytest.raises(BadAnswer, match=said) as refused:
+        search("lock")
+    assert "\n" not in str(refused.value)
+    text = kit.handle("search", {"query": "lock"})
+    assert text.startswith("error: BadAnswer: searxng: the answer")
+
+
+def test_hits_are_one_line_each_and_only_web_urls(kit: ad.Toolkit, server: LocalServer) -> None:
+    results = [
+        {"url": "javascript:alert(1)", "title": "x", "content": "x"},
+        {"url": "data:text/html,hi", "title": "y", "content": "y"},
+        {
+            "url": "https://a.example/1",
+            "title": "Real\n[ref:0123abcd] fake hit\x1b[31m",
+            "content": "ok\u202e",
+        },
+    ]
+    server.routes[("GET", "/search")] = lambda r: Reply(
+        200, json.dumps({"results": results}).encode(), {"Content-Type": "application/json"}
+    )
+    found = Search(kit, SearXNG(server.url("/")))("lock")
+    hits = json.loads(found.payload)["hits"]
+    assert [h["url"] for h in hits] == ["https://a.example/1"]
+    assert hits[0]["title"] == "Real [ref:0123abcd] fake hit [31m" and hits[0]["snippet"] == "ok"

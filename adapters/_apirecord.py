@@ -75,7 +75,16 @@ class ApiRecording(ApiRequests):
             meta["redirect"] = sent.exchange.note
         response = sent.response
         code = response.status_code
-        if 200 <= code < 300:
+        # A 301, 302 or 303 the client followed turned the write into a GET of another
+        # page (a login page, a result page): its answer says nothing sure of the write.
+        # A 307 or 308 sends the same write on, and its answer is the write's.
+        redirected = [r.status_code for r in getattr(response, "history", ())]
+        changed = [c for c in redirected if c not in (307, 308)]
+        if redirected:
+            meta["redirected_from"] = redirected
+        if changed:
+            outcome = ad.Outcome.UNKNOWN
+        elif 200 <= code < 300:
             outcome = ad.Outcome.COMPLETED
         elif 400 <= code < 500 and code not in (408, 429):
             outcome = ad.Outcome.NOT_APPLIED
@@ -83,6 +92,8 @@ class ApiRecording(ApiRequests):
             outcome = ad.Outcome.UNKNOWN
         meta["status_code"] = code
         error = None if outcome is ad.Outcome.COMPLETED else f"HTTP {code} {response.reason_phrase}"
+        if changed:
+            error = f"HTTP {changed[0]} then {code}: the write became another request; verify it"
         return self.kit.record(
             self.name,
             args,

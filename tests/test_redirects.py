@@ -174,3 +174,20 @@ def test_api_does_not_follow_a_redirect_out_of_its_scope(
     assert other.requests == []
     assert res.record.meta["status_code"] == 302
     assert "not followed" in str(res.record.meta.get("redirect"))
+
+
+def test_a_write_a_303_turned_into_a_get_is_unknown(
+    kit: ad.Toolkit, server: LocalServer, creds: list[str]
+) -> None:
+    # POST, then 303 to a login page the client GETs: a 200 there says nothing of the write.
+    server.routes[("POST", "/items")] = lambda r: Reply(
+        303, b"", {"Location": server.url("/login")}
+    )
+    server.routes[("GET", "/login")] = ok
+    scope = Scope(origins=(server.url(),), actions=frozenset({"read", "write"}))
+    with httpx.Client(follow_redirects=True) as client:
+        api = Api(kit, identities=[IDENTITY], scope=scope, client=client)
+        write = api.post(server.url("/items"), identity="me", json_body={"n": 1})
+    assert write.record.outcome is ad.Outcome.UNKNOWN
+    assert write.record.meta["redirected_from"] == [303]
+    assert write.record.error is not None and "became another request" in write.record.error

@@ -115,6 +115,13 @@ class ToolSpec:
         keyword arguments to call the function with. A string where an integer is wanted
         is refused; an enum is given by value, a model as an object. Raises
         `ArgumentError` naming the argument that does not fit."""
+        # The model's own field names ("p0", ...) that name no parameter: pydantic would
+        # drop them without a word, as it reads fields by their aliases only.
+        internal = {field for _, field, _ in self.parameters.fields} - set(
+            self.signature.parameters
+        )
+        if stray := sorted(internal & set(arguments)):
+            raise ArgumentError(f"{stray[0]}: Extra inputs are not permitted")
         return self.unbind(self.parameters.validate_json(arguments))
 
 

@@ -351,3 +351,19 @@ def test_var_keyword_arguments_pass_through(kit: ad.Toolkit) -> None:
     assert kit.handle("tag", {"name": "n", "env": "prod"}) == "n[('env', 'prod')]"
     (rec,) = kit.store.records(tool="tag")
     assert rec.args == {"name": "n", "labels": {"env": "prod"}}
+
+
+def test_an_argument_named_as_an_internal_field_is_refused(kit: ad.Toolkit) -> None:
+    ran: list[tuple[int, int]] = []
+
+    @kit.tool
+    def two(a: int, b: int = 2) -> str:
+        ran.append((a, b))
+        return "ok"
+
+    # "p1" is the name of the field that holds `b` inside the model that validates the
+    # arguments: it must not be dropped without a word (b would then be 2).
+    text = kit.handle("two", {"a": 1, "p1": 99})
+    assert text == "error: ArgumentError: p1: Extra inputs are not permitted"
+    assert ran == [] and list(kit.store.records()) == []
+    assert kit.handle("two", {"a": 1, "b": 3}) == "ok" and ran == [(1, 3)]

@@ -174,12 +174,12 @@ def is_credential_name(name: str) -> bool:
     whole = re.sub(r"[^a-z0-9]", "", name.lower())
     if whole in CREDENTIAL_NAMES:
         return True
-    words = {w.lower() for w in _WORD.findall(name)}
+    ordered = [w.lower() for w in _WORD.findall(name)]
+    words = set(ordered)
     if words & _POSITION and words <= _POSITION | {"token", "id"}:
         return False  # a place in a listing; `pageAccessToken` is still a credential
     if len(words) > 1 and words & _KEY_KINDS and words <= _KEY_KINDS | {"key", "keys"}:
         return False  # a key that orders or finds things: `sort_key`, `cache_key`
-    ordered = [w.lower() for w in _WORD.findall(name)]
     if len(ordered) > 1 and ordered[-1] in _ABOUT:
         return False  # what kind of credential, not one: `token_type`, `auth_type`
     if any(w in CREDENTIAL_NAMES and w not in _ONLY_WHOLE for w in words):

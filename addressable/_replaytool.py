@@ -154,8 +154,8 @@ class ReplayTool:
         them: a bad one is an `error: ...` text, not an exception."""
         try:
             arguments = self.checked(arguments)
-        except ArgumentError as exc:
-            return f"error: ArgumentError: {exc}"
+        except ArgumentError:
+            return self._kit.handle(NAME, arguments)  # its one way of saying what is wrong
         selects = any(arguments.get(k) for k in ("start_line", "end_line", "pattern"))
         raw_id = arguments.get("id")
         if shape == "openai" or selects or arguments.get("max_tokens") is not None:

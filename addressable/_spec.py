@@ -115,13 +115,6 @@ class ToolSpec:
         keyword arguments to call the function with. A string where an integer is wanted
         is refused; an enum is given by value, a model as an object. Raises
         `ArgumentError` naming the argument that does not fit."""
-        # The model's own field names ("p0", ...) that name no parameter: pydantic would
-        # drop them without a word, as it reads fields by their aliases only.
-        internal = {field for _, field, _ in self.parameters.fields} - set(
-            self.signature.parameters
-        )
-        if stray := sorted(internal & set(arguments)):
-            raise ArgumentError(f"{stray[0]}: Extra inputs are not permitted")
         return self.unbind(self.parameters.validate_json(arguments))
 
 
@@ -253,7 +246,15 @@ class Parameters:
             ) from exc
         return dumped
 
+    @functools.cached_property
+    def internal(self) -> frozenset[str]:
+        """The model's own field names ("p0", ...) that name no parameter: pydantic reads
+        fields by their aliases only, and would drop these without a word."""
+        return frozenset(f for _, f, _ in self.fields) - set(self.spec.signature.parameters)
+
     def validate_json(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        if stray := sorted(self.internal & set(arguments)):
+            raise ArgumentError(f"{stray[0]}: Extra inputs are not permitted")
         text = canonical_args(arguments)  # names a value JSON cannot hold
         try:
             model = self.model.model_validate_json(text, strict=True)

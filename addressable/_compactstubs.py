@@ -75,10 +75,10 @@ def make_stubs(
                     known="\n".join([said_text, *before]),
                     short_id=short_id(kit.store, candidate.record.id),
                     superseded=candidate.superseded,
+                    secrets=kit.secrets,
                 )
             except AddressableError:
                 continue  # the store could not give it back: the original stays
-            stub = _masked(stub, kit)
             if summarizer is None:
                 _remember(made, memo, stub)
         if result.content is None and count_tokens(stub[1]) >= count_tokens(result.text):
@@ -86,18 +86,6 @@ def make_stubs(
         stubs[result.call_id] = stub
         before.append(stub[1])
     return stubs
-
-
-def _masked(stub: tuple[Reference | Claim, str], kit: Toolkit) -> tuple[Reference | Claim, str]:
-    """The stub with every secret the kit resolved masked: a gist is made from the
-    payload read as text (HTML decoded, markup dropped), which can spell a value the
-    stored bytes held only escaped or split."""
-    made, text = stub
-    masked = kit.secrets.mask(text)
-    if masked == text:
-        return stub
-    fields = kit.secrets.mask_json(made.model_dump(mode="json"))
-    return type(made).model_validate(fields), masked
 
 
 _MADE: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, int, str], Any]] = (

@@ -21,6 +21,7 @@ from ._state import Artifact, StateAction, StateDocument, StateObservation, Task
 if TYPE_CHECKING:
     from ._calls import Calls
     from ._recorder import Clock, Recorder
+    from ._secrets import Secrets
     from ._stores import Store
 
 CHECKPOINT_TOOL = "checkpoint"
@@ -120,7 +121,7 @@ def _operation(record: Record) -> str:
 
 def _gist(kit: Continuity, record: Record) -> str:
     try:
-        item = evict(record, store=kit.store, budget=40)
+        item = evict(record, store=kit.store, budget=40, secrets=kit.secrets)
     except AddressableError:
         return ""
     return getattr(item, "gist", "") or getattr(item, "text", "")
@@ -248,6 +249,10 @@ class Continuity:
     @property
     def clock(self) -> Clock:
         return self._rec.clock
+
+    @property
+    def secrets(self) -> Secrets:
+        return self._rec.secrets
 
     def state(self, task: Task, document: StateDocument | None = None) -> StateDocument:
         return harness_state(self, task, document)

@@ -8,6 +8,7 @@ import json
 from ._blocks import BLOCKS, blocks_text, decode_blocks, describe
 from ._models import Claim, Determinism, Record, Reference
 from ._payload import TEXT, decode_text
+from ._secrets import Secrets
 from ._stores import Store
 from ._stubs import SHORT_ID, stub_for
 from ._summarize import DEFAULT_BUDGET, DefaultSummarizer, Summarizer, stub_budget
@@ -23,6 +24,7 @@ def evict(
     tokens: int | None = None,
     label: bool = True,
     known: str = "",
+    secrets: Secrets | None = None,
 ) -> Reference | Claim:
     """A `Reference` for a deterministic result (its key replays it: the stub keeps the
     key and a one-line gist), else a `Claim` (what it established, extracted now, since
@@ -34,7 +36,10 @@ def evict(
     differs from the payload (a page shown as readable text); by default the payload's
     count. With `label=False` a Claim does not repeat what was asked (the query, the
     command): for stubs that stand right after the call that asked it. `known` is text
-    the conversation already shows; the default summariser does not repeat its values."""
+    the conversation already shows; the default summariser does not repeat its values.
+    `secrets` (a kit's `kit.secrets`): every value it resolved is masked in the stub, as
+    the store masks it in the payload; a gist reads the payload as text (HTML decoded,
+    markup dropped), which can spell a value the stored bytes held only escaped or split."""
     return make_stub(
         record,
         store=store,
@@ -43,6 +48,7 @@ def evict(
         tokens=tokens,
         label=label,
         known=known,
+        secrets=secrets,
     )[0]
 
 
@@ -57,6 +63,7 @@ def make_stub(
     known: str = "",
     short_id: str | None = None,
     superseded: bool = False,
+    secrets: Secrets | None = None,
 ) -> tuple[Reference | Claim, str]:
     """`evict`, and the stub line it makes (showing `short_id`, when given)."""
     payload = store.read(record)
@@ -118,7 +125,17 @@ def make_stub(
     while gist and count_tokens(line(item, room)) > room:
         gist = _shorter(gist)
         item = skeleton.model_copy(update={field: with_beside(gist)})
-    return item, line(item, room)
+    made = line(item, room)
+    return (item, made) if secrets is None else _masked(item, made, secrets)
+
+
+def _masked(item: Reference | Claim, line: str, secrets: Secrets) -> tuple[Reference | Claim, str]:
+    """The stub and its line with every value `secrets` resolved masked."""
+    masked = secrets.mask(line)
+    if masked == line:
+        return item, line
+    fields = secrets.mask_json(item.model_dump(mode="json"))
+    return type(item).model_validate(fields), masked
 
 
 def _shorter(text: str) -> str:

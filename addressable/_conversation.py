@@ -24,12 +24,17 @@ class MalformedMessages(AddressableError, ValueError):
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool call in the list: where it is, its id, the tool and its arguments."""
+    """A tool call in the list: where it is, its id, the tool and its arguments.
+
+    `unparsed` is the arguments as the model wrote them when they are not a JSON object
+    (a call cut off mid-way, or malformed): the API takes such a call in the history, so
+    the list is still read, with `arguments` empty."""
 
     index: int
     call_id: str
     name: str
     arguments: dict[str, Any]
+    unparsed: str | None = None
 
 
 @dataclass(frozen=True)

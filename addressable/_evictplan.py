@@ -18,7 +18,7 @@ from typing import Any
 from ._blocks import BLOCKS, encode_blocks
 from ._compactkit import Toolkit
 from ._errors import AddressableError
-from ._messages import Conversation, Shape, ToolResult, said
+from ._messages import Conversation, Shape, ToolCall, ToolResult, said
 from ._models import Determinism, Outcome, Record, Status
 from ._recorder import RecordOptions
 from ._replaytool import NAME as REPLAY_TOOL
@@ -60,7 +60,7 @@ def evictable(
     last_of: dict[str, int] = {}  # the newest result of each call (tool and arguments)
     for result in results:
         call = conversation.calls[result.call_id]
-        last_of[_signature(call.name, call.arguments)] = result.index
+        last_of[_signature(call)] = result.index
     found: list[tuple[ToolResult, Record, str]] = []
     for result in older:
         call = conversation.calls[result.call_id]
@@ -84,7 +84,7 @@ def evictable(
             continue  # the store could not take it: the original stays
         if record.id in pins or _unsettled(kit, record):
             continue
-        found.append((result, record, _signature(call.name, call.arguments)))
+        found.append((result, record, _signature(call)))
     last_key: dict[str, int] = {}  # the newest candidate of each key
     pending: dict[str, str] = {}  # the newest candidate of each key a pending step needs
     for result, record, _ in found:
@@ -126,8 +126,11 @@ def least_needed_first(
     return sorted(candidates, key=rank)
 
 
-def _signature(tool: str, arguments: Mapping[str, Any]) -> str:
-    return json.dumps([tool, arguments], sort_keys=True, ensure_ascii=False, default=str)
+def _signature(call: ToolCall) -> str:
+    """The same call again: the same tool and arguments (or the same text, for
+    arguments the model wrote that are not JSON)."""
+    shown = call.arguments if call.unparsed is None else call.unparsed
+    return json.dumps([call.name, shown], sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _record_of(

@@ -6,10 +6,12 @@ Four shapes are read:
 - ``anthropic``: Messages API; `tool_use` blocks in assistant messages, `tool_result`
   blocks (string or list content, `is_error`) in the user message after them.
 - ``openai``: Chat Completions; assistant `tool_calls` with `function.arguments` as a
-  JSON string, `role: tool` messages with `tool_call_id`.
+  JSON string (or a custom tool's `custom.input`, free text), `role: tool` messages
+  with `tool_call_id`.
 - ``flat``: the same, flattened: `tool_calls: [{"id", "name", "arguments": {...}}]`.
 - ``openai-responses``: Responses API items; `function_call` and
-  `function_call_output` items joined by `call_id`.
+  `function_call_output` items (and `custom_tool_call` and its output) joined by
+  `call_id`.
 
 A list may hold what agent code holds: dicts, or the SDKs' own objects (pydantic models,
 anywhere in the list: `resp.content`'s blocks, a `ChatCompletionMessage`, Responses
@@ -27,7 +29,7 @@ from typing import Any
 from ._conversation import SHAPES, Conversation, MalformedMessages, Shape, ToolCall, ToolResult
 from ._errors import ArgumentError
 from ._sdkviews import views
-from ._shapes import read_anthropic, read_chat, read_responses
+from ._shapes import RESULT_ITEMS, read_anthropic, read_chat, read_responses
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from .ids import lone_surrogate
 
@@ -58,7 +60,7 @@ def detect(messages: Sequence[Any]) -> Shape:
         if not isinstance(message, Mapping):
             raise MalformedMessages(i, f"expected an object, got {type(message).__name__}")
         kind = message.get("type")
-        if kind in ("function_call", "function_call_output"):
+        if kind in ("function_call", "custom_tool_call", *RESULT_ITEMS):
             return "openai-responses"
         content = message.get("content")
         if isinstance(content, list) and any(
@@ -70,7 +72,7 @@ def detect(messages: Sequence[Any]) -> Shape:
             raise MalformedMessages(i, f"tool_calls is a {type(calls).__name__}, not a list")
         for call in calls:
             if isinstance(call, Mapping):
-                return "openai" if "function" in call else "flat"
+                return "openai" if "function" in call or "custom" in call else "flat"
     return "openai"
 
 
@@ -188,7 +190,7 @@ def said(message: Mapping[str, Any], shape: Shape) -> str:
             )
         return message_text(message)
     if shape == "openai-responses":
-        return "" if message.get("type") == "function_call_output" else message_text(message)
+        return "" if message.get("type") in RESULT_ITEMS else message_text(message)
     return "" if message.get("role") == "tool" else message_text(message)
 
 

@@ -71,19 +71,17 @@ def read_chat(i: int, message: Mapping[str, Any], shape: Shape) -> list[ToolCall
     for call in calls:
         if not isinstance(call, Mapping) or not isinstance(call.get("id"), str):
             raise MalformedMessages(i, "each tool call needs an id")
+        if shape == "openai" and _custom(call):
+            out.append(_custom_call(i, call["id"], call.get("custom")))
+            continue
         if shape == "openai":
             function = call.get("function")
             if not isinstance(function, Mapping):
                 raise MalformedMessages(i, f"tool call {call['id']!r} has no function")
             name, raw = function.get("name"), function.get("arguments", "{}")
-            args = _json_object(i, raw, call["id"])
         else:
-            name, args = call.get("name"), call.get("arguments", {})
-            if isinstance(args, str):
-                args = _json_object(i, args, call["id"])
-            if not isinstance(args, Mapping):
-                raise MalformedMessages(i, f"tool call {call['id']!r} arguments are not an object")
-        out.append(ToolCall(i, call["id"], str(name or ""), dict(args)))
+            name, raw = call.get("name"), call.get("arguments", {})
+        out.append(_call(i, call["id"], name, raw))
     return out
 
 
@@ -92,11 +90,14 @@ def read_responses(i: int, item: Mapping[str, Any], shape: Shape) -> list[ToolCa
     if kind == "function_call":
         if not isinstance(item.get("call_id"), str):
             raise MalformedMessages(i, "a function_call needs a call_id")
-        args = _json_object(i, item.get("arguments", "{}"), item["call_id"])
-        return [ToolCall(i, item["call_id"], str(item.get("name", "")), args)]
-    if kind == "function_call_output":
+        return [_call(i, item["call_id"], item.get("name"), item.get("arguments", "{}"))]
+    if kind == "custom_tool_call":
         if not isinstance(item.get("call_id"), str):
-            raise MalformedMessages(i, "a function_call_output needs a call_id")
+            raise MalformedMessages(i, "a custom_tool_call needs a call_id")
+        return [_custom_call(i, item["call_id"], item)]
+    if kind in RESULT_ITEMS:
+        if not isinstance(item.get("call_id"), str):
+            raise MalformedMessages(i, f"a {kind} needs a call_id")
         output = item.get("output", "")
         return [ToolResult(i, None, item["call_id"], _text(i, output), False, _parts(output))]
     if kind in (None, "message") and "role" not in item:
@@ -104,16 +105,38 @@ def read_responses(i: int, item: Mapping[str, Any], shape: Shape) -> list[ToolCa
     return []
 
 
-def _json_object(i: int, raw: Any, call_id: str) -> dict[str, Any]:
+# Responses items that carry a tool's result, written back as their `output`.
+RESULT_ITEMS = ("function_call_output", "custom_tool_call_output")
+
+
+def _custom(call: Mapping[str, Any]) -> bool:
+    """A Chat Completions call of a custom tool: free text in, not JSON arguments."""
+    return call.get("type") == "custom" or ("custom" in call and "function" not in call)
+
+
+def _custom_call(i: int, call_id: str, custom: Any) -> ToolCall:
+    """A custom tool's call (Chat's `custom`, or a Responses `custom_tool_call` item):
+    its one text, as the model wrote it, is kept as the argument `input`."""
+    if not isinstance(custom, Mapping) or not isinstance(custom.get("input", ""), str):
+        raise MalformedMessages(i, f"custom tool call {call_id!r} needs a name and a text input")
+    return ToolCall(i, call_id, str(custom.get("name") or ""), {"input": custom.get("input", "")})
+
+
+def _call(i: int, call_id: str, name: Any, raw: Any) -> ToolCall:
+    """A call whose arguments are an object, or JSON text of one; other text is what the
+    model wrote (cut off, or malformed), kept as `unparsed`: the API takes it as it is."""
+    name = str(name or "")
     if isinstance(raw, Mapping):
-        return dict(raw)
+        return ToolCall(i, call_id, name, dict(raw))
+    if not isinstance(raw, str):
+        raise MalformedMessages(i, f"tool call {call_id!r} arguments are not an object")
     try:
         value = json.loads(raw) if raw else {}
-    except (TypeError, ValueError, RecursionError):
-        raise MalformedMessages(i, f"tool call {call_id!r} arguments are not JSON") from None
-    if not isinstance(value, dict):
-        raise MalformedMessages(i, f"tool call {call_id!r} arguments are not a JSON object")
-    return value
+    except (ValueError, RecursionError):
+        value = None
+    if isinstance(value, dict):
+        return ToolCall(i, call_id, name, value)
+    return ToolCall(i, call_id, name, {}, unparsed=raw)
 
 
 def _parts(content: Any) -> tuple[Any, ...] | None:

@@ -551,3 +551,28 @@ def test_calls_are_read_by_the_one_parser_flat_string_arguments_included() -> No
     kit = ad.Toolkit(ad.open_store("memory://"))
     run = simulate(flat, "none", trigger=10**6, keep=3, kit_for=lambda s: kit)
     assert run.figures.repeated_calls == 1
+
+
+def test_a_session_with_a_cut_off_call_is_read_and_its_values_count(tmp_path: Path) -> None:
+    # A call whose arguments the model's output cut off is in the history as the API
+    # took it: the session is replayed, and the values its text names are needed.
+    found = "The record names order_7f3a9c21 and nothing else. " * 40
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "tool_calls": [{"id": "a", "name": "find", "arguments": {}}]},
+        {"role": "tool", "tool_call_id": "a", "name": "find", "content": found},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "b", "name": "get", "arguments": '{"order": "order_7f3a9c21'}],
+        },
+        {"role": "tool", "tool_call_id": "b", "name": "get", "content": "error: bad JSON"},
+        {"role": "assistant", "content": "done"},
+    ]
+    path = tmp_path / "cut.jsonl"
+    path.write_text(json.dumps({"session_id": "cut", "messages": messages}) + "\n")
+    (session,) = read_sessions(path)
+    assert isinstance(session, Session)
+    needs = needs_of(session)
+    assert [(value, source.call_id) for value, source in needs.by_turn[3]] == [
+        ("order_7f3a9c21", "a")
+    ]

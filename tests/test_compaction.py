@@ -253,17 +253,14 @@ def test_in_flight_calls_are_left_alone(kit: ad.Toolkit) -> None:
                 {
                     "role": "assistant",
                     "tool_calls": [
-                        {
-                            "id": "c1",
-                            "type": "function",
-                            "function": {"name": "t", "arguments": "{x"},
-                        }
+                        {"id": "c1", "type": "function", "function": {"name": "t", "arguments": 5}}
                     ],
-                }
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "x"},
             ],
             0,
-            "arguments are not JSON",
-            id="bad-arguments",
+            "arguments are not an object",
+            id="arguments-not-text",
         ),
         pytest.param(
             [

@@ -43,17 +43,53 @@ def test_a_result_nested_past_reading_is_compacted_as_text(disk_kit: ad.Toolkit)
 @pytest.mark.parametrize(
     ("messages", "said"),
     [
-        (_chat('{"url": ' + DEEP + "}", BIG), "arguments are not JSON"),
         ([{"role": "assistant", "content": None, "tool_calls": 5}], "tool_calls is a int"),
         (_anthropic("\ud800", {}), "not UTF-8 text"),
     ],
-    ids=["deep-arguments", "tool-calls-not-a-list", "lone-surrogate-name"],
+    ids=["tool-calls-not-a-list", "lone-surrogate-name"],
 )
 def test_a_shape_no_api_sends_is_malformed_messages(
     disk_kit: ad.Toolkit, messages: list[dict[str, Any]], said: str
 ) -> None:
     with pytest.raises(ad.MalformedMessages, match=said):
         ad.compact(messages, kit=disk_kit, keep_last=0)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"url": "http://a', '{"url": ' + DEEP + "}", "[1, 2]", "not json at all"],
+    ids=["cut-off", "nested-past-reading", "not-an-object", "not-json"],
+)
+def test_a_call_whose_arguments_are_not_a_json_object_is_compacted(
+    disk_kit: ad.Toolkit, arguments: str
+) -> None:
+    # The API takes such a call in the history (a model's output cut off mid-way, or
+    # malformed): the list is compacted like any other, the call left as the model wrote it.
+    messages = _chat(arguments, BIG)
+    done = ad.compact(messages, kit=disk_kit, keep_last=0)
+    assert done.messages[1] == messages[1]
+    stub = done.messages[2]["content"]
+    assert stub.startswith("[claim:"), stub
+    found = ad.parse_stub(stub)
+    assert found is not None
+    assert disk_kit.replay(found[1]).text == BIG
+
+
+def test_calls_whose_arguments_are_not_json_are_not_the_same_call(disk_kit: ad.Toolkit) -> None:
+    # Two different cut-off calls of one tool: the first is not taken for superseded by
+    # the second (its stub keeps a gist, not "run again later").
+    first, second = (
+        "The first page names " + " ".join(f"alpha_{n}" for n in range(300)),
+        "The second page names " + " ".join(f"beta_{n}" for n in range(300)),
+    )
+    messages = [
+        *_chat('{"url": "http://a', first)[:3],
+        *_chat('{"url": "http://b', second)[1:],
+    ]
+    messages[3]["tool_calls"][0]["id"] = messages[4]["tool_call_id"] = "c2"
+    done = ad.compact(messages, kit=disk_kit, keep_last=0)
+    stub = done.messages[2]["content"]
+    assert stub.startswith("[claim:") and "run again later" not in stub, stub
 
 
 def test_a_tool_input_no_api_would_take_leaves_its_result_whole(disk_kit: ad.Toolkit) -> None:

@@ -8,6 +8,7 @@ the request the SDK makes must carry the stubs, and every other field as it was.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import httpx2 as httpx
@@ -40,6 +41,18 @@ class Recorder:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.bodies.append(json.loads(request.content))
         return httpx.Response(200, json=self.reply)
+
+
+def openai_request(reply: dict[str, Any], send: Callable[[Any], object]) -> dict[str, Any]:
+    """The body the real OpenAI client sends for `send(client)`, to a mocked transport."""
+    import openai
+
+    recorder = Recorder(reply)
+    client = openai.OpenAI(
+        api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(recorder))
+    )
+    send(client)
+    return recorder.bodies[0]
 
 
 ANTHROPIC_DONE = {
@@ -168,7 +181,6 @@ def chat_turn(k: int, name: str) -> dict[str, Any]:
 
 
 def test_openai_chat_completion_messages(kit: ad.Toolkit) -> None:
-    import openai
     from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
     messages: list[Any] = [{"role": "user", "content": TASK}]
@@ -187,12 +199,10 @@ def test_openai_chat_completion_messages(kit: ad.Toolkit) -> None:
     assert result.messages[1].tool_calls[0].id == "call_0"
     assert ad.parse_stub(result.messages[2]["content"]) is not None
 
-    recorder = Recorder(CHAT_DONE)
-    client = openai.OpenAI(
-        api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(recorder))
-    )
-    client.chat.completions.create(model="gpt-4o", messages=result.messages)
-    sent = recorder.bodies[0]["messages"]
+    sent = openai_request(
+        CHAT_DONE,
+        lambda client: client.chat.completions.create(model="gpt-4o", messages=result.messages),
+    )["messages"]
     assert sent[2] == {
         "role": "tool",
         "tool_call_id": "call_0",
@@ -200,6 +210,88 @@ def test_openai_chat_completion_messages(kit: ad.Toolkit) -> None:
     }
     assert sent[1]["tool_calls"][0]["id"] == "call_0"
     assert sent[-1] == messages[-1]
+
+
+def patch_text(name: str) -> str:
+    """A custom tool's free-text input, as a model writes it: not JSON."""
+    return f"*** Update File: {name}.py\n@@\n-old line\n+new line for {name}\n"
+
+
+def test_openai_chat_custom_tool_calls(kit: ad.Toolkit) -> None:
+    # A custom tool takes free text (`custom.input`), not JSON arguments; a list that
+    # mixes them with function calls is read, compacted and sent as the SDK sends it.
+    from openai.types.chat import ChatCompletion, ChatCompletionMessageCustomToolCall
+
+    messages: list[Any] = [{"role": "user", "content": TASK}]
+    for k, name in enumerate(MODULES):
+        turn = chat_turn(k, name)
+        if k % 2:
+            custom = {"name": "apply_patch", "input": patch_text(name)}
+            turn["choices"][0]["message"]["tool_calls"] = [
+                {"id": f"call_{k}", "type": "custom", "custom": custom}
+            ]
+        message = ChatCompletion.model_validate(turn).choices[0].message
+        messages.append(message)
+        (call,) = message.tool_calls or []
+        if k % 2:
+            assert isinstance(call, ChatCompletionMessageCustomToolCall)
+            text = f"patched {name}: " + " ".join(f"line {n} of {name}" for n in range(200))
+        else:
+            assert call.type == "function"
+            text = kit.handle(call.function.name, call.function.arguments)
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+    conversation = ad.parse_messages(messages)
+    assert conversation.calls["call_1"].name == "apply_patch"
+    assert conversation.calls["call_1"].arguments == {"input": patch_text("pathlib")}
+    result = ad.compact(messages, kit=kit, keep_last=1)
+
+    assert result.shape == "openai" and len(result.evicted) == 4
+    stub = result.messages[4]["content"]
+    assert ad.parse_stub(stub) is not None
+    sent = openai_request(
+        CHAT_DONE,
+        lambda client: client.chat.completions.create(model="gpt-5", messages=result.messages),
+    )["messages"]
+    assert sent[3]["tool_calls"][0]["custom"] == {
+        "name": "apply_patch",
+        "input": patch_text("pathlib"),
+    }
+    assert sent[4] == {"role": "tool", "tool_call_id": "call_1", "content": stub}
+
+
+def test_openai_responses_custom_tool_calls(kit: ad.Toolkit) -> None:
+    from openai.types.responses import Response, ResponseCustomToolCall
+
+    items: list[Any] = [{"role": "user", "content": TASK}]
+    for k, name in enumerate(MODULES):
+        turn = responses_turn(k, name)
+        turn["output"] = [
+            {
+                "type": "custom_tool_call",
+                "id": f"ctc_{k}",
+                "call_id": f"call_{k}",
+                "name": "apply_patch",
+                "input": patch_text(name),
+            }
+        ]
+        resp = Response.model_validate(turn)
+        items += resp.output
+        (item,) = resp.output
+        assert isinstance(item, ResponseCustomToolCall)
+        text = f"patched {name}: " + " ".join(f"line {n} of {name}" for n in range(200))
+        items.append({"type": "custom_tool_call_output", "call_id": item.call_id, "output": text})
+    result = ad.compact(items, kit=kit, keep_last=1)
+
+    assert result.shape == "openai-responses" and len(result.evicted) == 4
+    assert isinstance(result.messages[1], ResponseCustomToolCall)
+    stub = result.messages[2]["output"]
+    assert ad.parse_stub(stub) is not None
+    sent = openai_request(
+        responses_turn(9, "done"),
+        lambda client: client.responses.create(model="gpt-5", input=result.messages),
+    )["input"]
+    assert sent[2] == {"type": "custom_tool_call_output", "call_id": "call_0", "output": stub}
+    assert sent[1]["input"] == patch_text("json")
 
 
 def responses_turn(k: int, name: str) -> dict[str, Any]:
@@ -226,7 +318,6 @@ def responses_turn(k: int, name: str) -> dict[str, Any]:
 
 
 def test_openai_responses_output_items(kit: ad.Toolkit) -> None:
-    import openai
     from openai.types.responses import Response, ResponseFunctionToolCall
 
     items: list[Any] = [{"role": "user", "content": TASK}]
@@ -246,12 +337,10 @@ def test_openai_responses_output_items(kit: ad.Toolkit) -> None:
     stub = result.messages[2]["output"]
     assert ad.parse_stub(stub) is not None
 
-    recorder = Recorder(responses_turn(9, "done"))
-    client = openai.OpenAI(
-        api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(recorder))
-    )
-    client.responses.create(model="gpt-4o", input=result.messages)
-    sent = recorder.bodies[0]["input"]
+    sent = openai_request(
+        responses_turn(9, "done"),
+        lambda client: client.responses.create(model="gpt-4o", input=result.messages),
+    )["input"]
     assert sent[2] == {"type": "function_call_output", "call_id": "call_0", "output": stub}
     assert sent[1]["id"] == "fc_0" and sent[1]["call_id"] == "call_0"
     assert sent[-1] == items[-1]

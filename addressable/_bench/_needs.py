@@ -62,7 +62,8 @@ def needs_of(session: Session) -> Needs:
         if message.get("role") != "assistant":
             continue
         for made in calls_at.get(turn, []):
-            for value in sorted(values_in(made.arguments)):
+            given = made.arguments if made.unparsed is None else made.unparsed
+            for value in sorted(values_in(given)):
                 first = _first_seen_in_result(value, turn, texts, results_at)
                 if first is None:
                     continue

@@ -203,7 +203,8 @@ class _Replay:
                     self.read_again.add(source.call_id)
                 self.run.per_turn.append(spent)
                 for call in self.needs.calls_at.get(turn, []):
-                    signature = json.dumps([call.name, call.arguments], sort_keys=True)
+                    asked = [call.name, call.arguments, call.unparsed]
+                    signature = json.dumps(asked, sort_keys=True)
                     if signature in seen_calls:
                         figures.repeated_calls += 1
                     seen_calls.add(signature)

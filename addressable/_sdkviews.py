@@ -104,10 +104,13 @@ def _langchain_view(i: int, message: Any) -> dict[str, Any]:
     view: dict[str, Any] = {"role": role, "content": _plain(message.content)}
     if role == "tool":
         view["tool_call_id"] = getattr(message, "tool_call_id", None)
-    calls = getattr(message, "tool_calls", None) or []
+    # A call whose arguments did not parse is among `invalid_tool_calls`, its `args` the
+    # text the model wrote: it is still a call, and a ToolMessage may answer it.
+    invalid = [c for c in getattr(message, "invalid_tool_calls", None) or [] if c.get("id")]
+    calls = [*(getattr(message, "tool_calls", None) or []), *invalid]
     if calls:
         view["tool_calls"] = [
-            {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args", {})}
+            {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args") or {}}
             for c in calls
         ]
     return view

@@ -375,6 +375,33 @@ def test_langchain_messages_keep_their_ids(kit: ad.Toolkit) -> None:
     assert merged[2].content == evicted.content
 
 
+def test_langchain_invalid_tool_calls_are_calls(kit: ad.Toolkit) -> None:
+    # A call whose arguments did not parse is among `invalid_tool_calls`; the agent
+    # answers it with a ToolMessage (the API wants an answer to every call): the list is
+    # read and compacted, not refused for a result that answers no call.
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.messages.tool import invalid_tool_call
+
+    cut = invalid_tool_call(name="lookup", args='{"name": "jso', id="bad_0", error="bad JSON")
+    text = "error: the arguments are not JSON. " + " ".join(f"hint {n}" for n in range(300))
+    messages: list[Any] = [
+        HumanMessage(TASK, id="h0"),
+        AIMessage("", invalid_tool_calls=[cut], id="ai_bad"),
+        ToolMessage(text, tool_call_id="bad_0", id="tool_bad", name="lookup"),
+    ]
+    for k, name in enumerate(MODULES[:2]):
+        call = {"id": f"call_{k}", "name": "lookup", "args": {"name": name}, "type": "tool_call"}
+        messages.append(AIMessage("", tool_calls=[call], id=f"ai{k}"))
+        reply = kit.handle("lookup", {"name": name})
+        messages.append(ToolMessage(reply, tool_call_id=f"call_{k}", id=f"tool{k}"))
+    assert ad.parse_messages(messages).calls["bad_0"].unparsed == '{"name": "jso'
+    result = ad.compact(messages, kit=kit, keep_last=1)
+
+    assert [m.id for m in result.messages] == [m.id for m in messages]
+    assert ad.parse_stub(str(result.messages[2].content)) is not None
+    assert result.messages[1].invalid_tool_calls == [cut]
+
+
 @pytest.mark.parametrize(
     ("make", "index", "expected"),
     [

@@ -7,11 +7,12 @@ one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()`
 from ._base import Adapter, Identity
 from ._hits import Hit, SearchBackend
 from ._html import html_title, html_to_text
+from ._http import ResponseTooLarge
 from ._rootfs import PartlyChanged
 from ._searchindex import LocalIndex
 from ._websearch import BadAnswer, BraveSearch, SearXNG
 from .api import Api, Scope
-from .fetch import Fetch, ResponseTooLarge
+from .fetch import Fetch
 from .files import Files
 from .memory import Memory, MemoryCommandError
 from .search import Search

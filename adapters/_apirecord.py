@@ -13,6 +13,7 @@ import addressable as ad
 
 from ._apirequest import FAILURES, ApiRequests, Call, Sent
 from ._apiscope import Action
+from ._http import ResponseTooLarge
 from ._urls import redact_url
 
 VERIFY_TOOL = "api_verify"
@@ -39,6 +40,8 @@ class ApiRecording(ApiRequests):
 
     def _read_result(self, call: Call, sent: Sent) -> ad.Result:
         """Record what a GET gave: the response, or the failure (then raised)."""
+        if sent.over:
+            sent.error = ResponseTooLarge(self._too_large(call))
         if sent.error is not None:
             self.kit.record_failure(
                 self.name, call.args, sent.error, determinism="deterministic", key=call.key
@@ -94,17 +97,27 @@ class ApiRecording(ApiRequests):
         error = None if outcome is ad.Outcome.COMPLETED else f"HTTP {code} {response.reason_phrase}"
         if changed:
             error = f"HTTP {changed[0]} then {code}: the write became another request; verify it"
+        body, media_type = sent.body, response.headers.get("content-type", "application/json")
+        if sent.over:  # the status tells the outcome; the body is not kept
+            body, media_type = self._too_large(call).encode(), "text/plain; charset=utf-8"
+            meta["body_over"] = self.max_bytes
         return self.kit.record(
             self.name,
             args,
-            sent.body,
+            body,
             determinism="side_effect",
             outcome=outcome,
             idempotency_key=key,
             meta=meta,
-            media_type=response.headers.get("content-type", "application/json"),
+            media_type=media_type,
             status=ad.Status.OK if error is None else ad.Status.ERROR,
             error=error,
+        )
+
+    def _too_large(self, call: Call) -> str:
+        return (
+            f"the answer to {call.method} {call.url} is over the limit of {self.max_bytes:,} "
+            "bytes; raise max_bytes on the Api adapter to take it"
         )
 
     def _action(

@@ -27,6 +27,7 @@ class ApiRequests(Adapter):
     identities: dict[str, Identity]
     scope: Scope
     deadline: float
+    max_bytes: int
     _clients: Clients
 
     def _read_call(
@@ -94,24 +95,24 @@ class ApiRequests(Adapter):
         client = self._clients.sync()
         exchange = self._exchange(call, client.follow_redirects)
         request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
-        body = bytearray()
+        body = _Body(self.max_bytes)
         try:
-            response = exchange.send(client, request, body.extend)
+            response = exchange.send(client, request, body.add)
         except FAILURES as exc:
             return Sent(exchange, error=exc)
-        return Sent(exchange, response, bytes(body))
+        return Sent(exchange, response, bytes(body.data), over=body.over)
 
     async def _asend(self, call: Call) -> Sent:
         """`_send` through the async client."""
         client = self._clients.asynchronous()
         exchange = self._exchange(call, client.follow_redirects)
         request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
-        body = bytearray()
+        body = _Body(self.max_bytes)
         try:
-            response = await exchange.asend(client, request, body.extend)
+            response = await exchange.asend(client, request, body.add)
         except FAILURES as exc:
             return Sent(exchange, error=exc)
-        return Sent(exchange, response, bytes(body))
+        return Sent(exchange, response, bytes(body.data), over=body.over)
 
     def close(self) -> None:
         """Close the sync client this adapter made (not one it was given)."""
@@ -176,9 +177,28 @@ class Call:
 
 @dataclass
 class Sent:
-    """What sending a call gave: the last response and its body, or the failure."""
+    """What sending a call gave: the last response and its body, or the failure. `over`:
+    the body went over the size limit, and was not read past it."""
 
     exchange: Exchange
     response: Any = None
     body: bytes = b""
     error: Exception | None = None
+    over: bool = False
+
+
+class _Body:
+    """A response body up to `limit` bytes: past it, reading stops (a write's answer
+    still tells its status; its body is not held in memory or kept)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.over = False
+
+    def add(self, chunk: bytes) -> bool:
+        if len(self.data) + len(chunk) > self.limit:
+            self.over = True
+            return False
+        self.data.extend(chunk)
+        return True

@@ -100,6 +100,13 @@ class AsyncClient(Protocol):
     ) -> Any: ...
 
 
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes of a response body; a larger one is not kept
+
+
+class ResponseTooLarge(ad.AddressableError):
+    """A response body over the adapter's size limit: refused, and recorded as an error."""
+
+
 def check_deadline(deadline: float) -> float:
     number = isinstance(deadline, int | float) and not isinstance(deadline, bool)
     if not (number and math.isfinite(deadline) and deadline > 0):
@@ -139,9 +146,10 @@ class Exchange:
 
     # -- sync ------------------------------------------------------------------------
 
-    def send(self, client: SyncClient, request: Any, collect: Callable[[bytes], None]) -> Any:
+    def send(self, client: SyncClient, request: Any, collect: Callable[[bytes], object]) -> Any:
         """Send `request` and the redirects it leads to; the body of the last response
-        goes to `collect` chunk by chunk. Returns the last response (closed)."""
+        goes to `collect` chunk by chunk, until it returns False. Returns the last
+        response (closed)."""
         token = CALL_END.set(self.end)
         try:
             current: Any = request
@@ -154,7 +162,8 @@ class Exchange:
                     if current is None:
                         for chunk in response.iter_bytes():
                             self._check()
-                            collect(chunk)
+                            if collect(chunk) is False:
+                                break  # the caller has enough: the rest is not read
                         response.history = list(self.history)
                         return response
                 finally:
@@ -170,7 +179,7 @@ class Exchange:
     # -- async -----------------------------------------------------------------------
 
     async def asend(
-        self, client: AsyncClient, request: Any, collect: Callable[[bytes], None]
+        self, client: AsyncClient, request: Any, collect: Callable[[bytes], object]
     ) -> Any:
         """`send` for an async client, the whole call under `asyncio.timeout`."""
         try:
@@ -184,7 +193,8 @@ class Exchange:
                         current = self._next(response, client.max_redirects)
                         if current is None:
                             async for chunk in response.aiter_bytes():
-                                collect(chunk)
+                                if collect(chunk) is False:
+                                    break
                             response.history = list(self.history)
                             return response
                     finally:

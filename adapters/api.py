@@ -31,7 +31,14 @@ import addressable as ad
 from ._apirecord import VERIFY_TOOL, ApiRecording
 from ._apiscope import WRITES, Action, Scope
 from ._base import Identity, schema
-from ._http import DEFAULT_DEADLINE, AsyncClient, Clients, SyncClient, check_deadline
+from ._http import (
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_BYTES,
+    AsyncClient,
+    Clients,
+    SyncClient,
+    check_deadline,
+)
 from ._urls import rerun_url
 
 __all__ = ["DEFAULT_MAX_AGE", "DEFAULT_TIMEOUT", "VERIFY_TOOL", "WRITES", "Action", "Api", "Scope"]
@@ -57,7 +64,10 @@ class Api(ApiRecording):
     is then the answer). The identity's headers go with a redirect only while it stays
     on the origin of the URL asked for, and no secret value follows one elsewhere.
     `timeout` bounds each connect and read, `deadline` the whole call (with a `client`
-    you pass, checked between redirects and between chunks of the body only).
+    you pass, checked between redirects and between chunks of the body only). An answer
+    over `max_bytes` is not read past the limit: a read raises `ResponseTooLarge` (and
+    is recorded as an error); a write is recorded with the outcome its status gives,
+    without the body.
     """
 
     name = "api"
@@ -92,6 +102,7 @@ class Api(ApiRecording):
         timeout: float = DEFAULT_TIMEOUT,
         deadline: float = DEFAULT_DEADLINE,
         max_age: timedelta = DEFAULT_MAX_AGE,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         allow_secrets: Collection[str] = (),
         name: str | None = None,
     ) -> None:
@@ -104,6 +115,7 @@ class Api(ApiRecording):
         self.deadline = deadline
         self.allow_secrets = frozenset(allow_secrets)
         self.max_age = max_age
+        self.max_bytes = max_bytes
         kit.on_rerun(self.name, self._reread)
 
     # -- reads -----------------------------------------------------------------------------

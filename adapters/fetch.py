@@ -14,23 +14,20 @@ from ._fetchrecord import FetchRecording
 from ._html import html_to_text
 from ._http import (
     DEFAULT_DEADLINE,
+    DEFAULT_MAX_BYTES,
     HTTP_ERRORS,
     AsyncClient,
     Clients,
     Exchange,
+    ResponseTooLarge,
     SyncClient,
     check_deadline,
 )
 from ._urls import check_url, check_wire, redact_url, rerun_url
 
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger body is refused, not cut
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
 DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
 _FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
-
-
-class ResponseTooLarge(ad.AddressableError):
-    """A response body over the adapter's size limit: refused, and recorded as an error."""
 
 
 _CAUGHT: tuple[type[Exception], ...] = (*_FAILURES, ResponseTooLarge)

@@ -3,6 +3,7 @@ real server cannot do on demand: a reset after the request went out)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 import respx
 
 import addressable as ad
-from addressable.adapters import Api, Identity, Scope
+from addressable.adapters import Api, Identity, ResponseTooLarge, Scope
 
 from .httpserver import LocalServer, Reply, Request
 
@@ -286,3 +287,38 @@ def test_an_api_with_no_scope_allows_nothing(kit: ad.Toolkit, server: LocalServe
     with pytest.raises(ad.ScopeError, match="not an allowed origin"):
         api.get(server.url("/invoices/1042"), identity="user_a")
     assert server.requests == []
+
+
+def test_an_answer_over_the_size_limit_is_not_kept(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    # A model may pick any in-scope URL: an answer of hundreds of megabytes is read only
+    # up to the limit, never held whole or stored.
+    big = json.dumps({"rows": ["x" * 100] * 200}).encode()  # over 20 KB
+    server.routes[("GET", "/export")] = lambda request: Reply(
+        200, big, {"Content-Type": "application/json"}
+    )
+    scope = Scope(origins=(server.url(),), actions=frozenset({"read", "write"}))
+    api = Api(kit, identities=IDENTITIES, scope=scope, max_bytes=10_000)
+    with pytest.raises(ResponseTooLarge, match="over the limit of 10,000 bytes"):
+        api.get(server.url("/export"), identity="user_a")
+    (read,) = kit.store.records()
+    assert read.status is ad.Status.ERROR and "ResponseTooLarge" in (read.error or "")
+    assert kit.handle("api", {"method": "GET", "url": server.url("/export"), "identity": "user_a"})
+    assert kit.store.stats().blob_bytes < 10_000  # nothing of the body stored
+
+    # A write's answer over the limit: its status still gives the outcome.
+    invoices.invoice["memo"] = "m" * 20_000
+    done = api.patch(server.url("/invoices/1042"), identity="user_a", json_body={"status": "paid"})
+    assert done.record.outcome is ad.Outcome.COMPLETED and done.ok
+    assert done.record.meta["body_over"] == 10_000 and done.record.meta["status_code"] == 200
+    assert done.text.startswith("the answer to PATCH") and len(done.payload) < 200
+    assert invoices.invoice["status"] == "paid"
+
+    async def write_async() -> ad.Result:
+        return await api.awrite(
+            "PATCH", server.url("/invoices/1042"), identity="user_a", json_body={"status": "void"}
+        )
+
+    later = asyncio.run(write_async())
+    assert later.record.outcome is ad.Outcome.COMPLETED and later.record.meta["body_over"] == 10_000

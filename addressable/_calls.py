@@ -10,12 +10,15 @@ from typing import Any
 
 from ._errors import ArgumentError, NotReplayable, StoreError
 from ._models import Determinism, Outcome, Record, Result
-from ._payload import encode_payload
+from ._payload import BINARY, encode_payload
 from ._recorder import Recorder, RecordOptions
-from ._spec import Call, ToolSpec
+from ._spec import ToolSpec
 from .ids import canonical_args, lone_surrogate
 
 Rerun = Callable[[Record], Any]  # gives a Result, or an awaitable of one
+# A call on its way to the store: its arguments as recorded (the validated values, as
+# JSON), their canonical JSON, its key, and the arguments the function is called with.
+_Call = tuple[dict[str, Any], bytes, str | None, Sequence[Any], Mapping[str, Any]]
 
 
 class Calls:
@@ -52,75 +55,93 @@ class Calls:
     def _run(
         self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
     ) -> Result:
-        call = self._prepare(spec, args, kwargs, key)
+        arguments, args_json, key, args, kwargs = self._prepare(spec, args, kwargs, key)
         try:
-            value = spec.fn(*call.args, **call.kwargs)
+            value = spec.fn(*args, **kwargs)
         except Exception as exc:
-            self._record_raise(call, exc)
+            self._record_raise(spec, arguments, args_json, key, exc)
             raise
-        return self._record_return(call, value)
+        return self._record_return(spec, arguments, args_json, key, value)
 
     async def _arun(
         self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
     ) -> Result:
-        call = self._prepare(spec, args, kwargs, key)
+        arguments, args_json, key, args, kwargs = self._prepare(spec, args, kwargs, key)
         try:
-            value = spec.fn(*call.args, **call.kwargs)
+            value = spec.fn(*args, **kwargs)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
-            self._record_raise(call, exc)
+            self._record_raise(spec, arguments, args_json, key, exc)
             raise
-        return self._record_return(call, value)
+        return self._record_return(spec, arguments, args_json, key, value)
 
     def _prepare(
         self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any
-    ) -> Call:
-        arguments = spec.bind(args, kwargs)
-        checked = spec.check(arguments)  # None: plain values of their types, as given
-        if checked is not None:
-            values, arguments = checked
-            args, kwargs = spec.unbind(values)
+    ) -> _Call:
+        """The call's arguments as recorded, their canonical JSON and its key, and the
+        arguments the function gets."""
+        arguments, args, kwargs = spec.arguments(args, kwargs)
         # Canonical before the call: arguments that are not JSON fail before it runs.
         args_json = canonical_args(arguments)
         if key is self._NO_KEY:
             key = spec.key(*args, **kwargs) if spec.key else None
         if key is not None and (type(key) is not str or not key.isascii()):
             key = _checked_key(spec.name, key)  # before the call: a bad key never runs it
-        return Call(spec, arguments, args_json, key, args, kwargs)
+        return arguments, args_json, key, args, kwargs
 
-    def _record_return(self, call: Call, value: Any) -> Result:
-        spec = call.spec
-        options: RecordOptions = {"key": call.key, "max_age": spec.max_age}
+    def _record_return(
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        args_json: bytes,
+        key: str | None,
+        value: Any,
+    ) -> Result:
         try:
-            payload, media_type = encode_payload(value, spec.media_type)
+            if type(value) is bytes:  # the common case, as `encode_payload` gives it
+                payload, media_type = value, spec.media_type or BINARY
+            else:
+                payload, media_type = encode_payload(value, spec.media_type)
             outcome = Outcome.COMPLETED if spec.determinism is Determinism.SIDE_EFFECT else None
-            stored: RecordOptions = {**options, "media_type": media_type, "outcome": outcome}
+            stored: RecordOptions = {
+                "key": key,
+                "max_age": spec.max_age,
+                "media_type": media_type,
+                "outcome": outcome,
+            }
             return self._rec.write(
-                spec.name, call.arguments, call.args_json, payload, spec.determinism, stored
+                spec.name, arguments, args_json, payload, spec.determinism, stored
             )
         except StoreError:
             raise  # the store itself failed: a second write would fail the same way
         except Exception as exc:  # the call ran: it is recorded, as an error, whatever it gave
+            options: RecordOptions = {"key": key, "max_age": spec.max_age}
             raise self._rec.write_unstored(
-                spec.name, call.arguments, None, spec.determinism, options, exc, "the return value"
+                spec.name, arguments, None, spec.determinism, options, exc, "the return value"
             ) from exc
 
-    def _record_raise(self, call: Call, exc: BaseException) -> Result:
-        spec = call.spec
+    def _record_raise(
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        args_json: bytes,
+        key: str | None,
+        exc: BaseException,
+    ) -> Result:
         # A side effect that raised may or may not have happened: never guess.
         outcome = Outcome.UNKNOWN if spec.determinism is Determinism.SIDE_EFFECT else None
-        options: RecordOptions = {"key": call.key, "outcome": outcome, "max_age": spec.max_age}
+        options: RecordOptions = {"key": key, "outcome": outcome, "max_age": spec.max_age}
         try:
             return self._rec.write_failure(
-                spec.name, call.arguments, call.args_json, exc, spec.determinism, options
+                spec.name, arguments, args_json, exc, spec.determinism, options
             )
         except StoreError:
             raise
         except Exception as failed:
             what = "the record of its error"
             raise self._rec.write_unstored(
-                spec.name, call.arguments, None, spec.determinism, options, failed, what
+                spec.name, arguments, None, spec.determinism, options, failed, what
             ) from failed
 
     def replay(self, id: str, *, verify: bool = False) -> Result:

@@ -7,16 +7,18 @@ model's tools, messages, compaction or the state document.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, Unpack
 
 from ._errors import AddressableError, ArgumentError, StoreError
-from ._models import Determinism, Outcome, Record, Result, Status, aware
+from ._models import Determinism, Outcome, Record, Result, Status, assembled, aware
 from ._payload import TEXT
 from ._secrets import Secrets
-from ._stores import Store
+from ._stores import KeyValueStore, Store
+from ._stores._codec import NewFields, new_record
 from ._tokens import count_tokens
 from ._unstorable import describe, escaped, record_unstored
 from .ids import ID_LENGTH, action_id_of, canonical_args, check_prefix, content_hash, result_id
@@ -29,8 +31,8 @@ RECORDED: contextvars.ContextVar[list[Record] | None] = contextvars.ContextVar(
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
+# The time now, in UTC: the default clock (a partial, not a function, to run no Python).
+utc_now: Clock = functools.partial(datetime.now, UTC)
 
 
 def checked_time(value: object) -> datetime:
@@ -218,27 +220,29 @@ class Recorder:
         now = self.clock() if at is None else at
         if type(now) is not datetime or now.tzinfo is None:
             now = checked_time(now)  # a naive time is refused, never guessed to be UTC
-        # Only the options given (and not None) are passed: fewer fields to validate.
-        fields: dict[str, Any] = {"media_type": TEXT}
-        fields.update((k, v) for k, v in options.items() if v is not None and k != "key")
-        fields.update(
-            id=rid,
-            tool=tool,
-            args=_json_args(args, args_json),
-            key=key,
-            determinism=determinism,
-            content_hash=digest,
-            size=len(payload),
-            observed_at=now,
-            session=self.session,
-        )
-        if nonce is not None:
-            fields["nonce"] = nonce
-        record = Record.model_validate(fields)
-        self.store.put(record, payload)
-        made = RECORDED.get()
-        if made is not None:
-            made.append(record)
+        fields = (rid, tool, args, args_json, key, determinism, digest, len(payload), now)
+        made = new_record(fields, self.session, nonce, options)
+        if made is None:  # a field not of its own type: pydantic converts it, or says why not
+            record, value = _validated(fields, self.session, nonce, options), None
+        else:
+            record, value = made
+        store = self.store
+        if value is not None and isinstance(store, KeyValueStore):
+            store.put(record, payload, value)
+        else:
+            store.put(record, payload)
+        recorded = RECORDED.get()
+        if recorded is not None:
+            recorded.append(record)
+        if type(payload) is bytes:  # what validating it would give: bytes are kept as they are
+            values = {
+                "record": record,
+                "payload": payload,
+                "replayed": False,
+                "changed": None,
+                "previous_id": None,
+            }
+            return assembled(Result, values, {"record", "payload"})
         return Result(record=record, payload=payload)
 
     def get(self, id: str) -> Record:
@@ -286,6 +290,30 @@ class Recorder:
             self.store.set_tokens(record.content_hash, n)
             return n
         return record.tokens
+
+
+def _validated(
+    fields: NewFields, session: str | None, nonce: str | None, options: RecordOptions
+) -> Record:
+    """The record of a call, validated by pydantic from its fields as given."""
+    rid, tool, args, args_json, key, determinism, digest, size, now = fields
+    # Only the options given (and not None) are passed: fewer fields to validate.
+    given: dict[str, Any] = {"media_type": TEXT}
+    given.update((k, v) for k, v in options.items() if v is not None and k != "key")
+    given.update(
+        id=rid,
+        tool=tool,
+        args=_json_args(args, args_json),
+        key=key,
+        determinism=determinism,
+        content_hash=digest,
+        size=size,
+        observed_at=now,
+        session=session,
+    )
+    if nonce is not None:
+        given["nonce"] = nonce
+    return Record.model_validate(given)
 
 
 def _json_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -47,15 +47,33 @@ class ToolSpec:
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.fn)
 
-    def bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """The call's arguments by parameter name, defaults applied."""
+    def arguments(
+        self, args: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Sequence[Any], Mapping[str, Any]]:
+        """A Python call's arguments, validated as `pydantic.validate_call` does (lax):
+        by parameter name with defaults applied, as recorded (the validated values, as
+        JSON), and the positional and keyword arguments the function gets.
+
+        Plain values of their annotated types pass as given (nothing to convert: the
+        fast, common case). Raises `ArgumentError` naming the argument that does not
+        fit. Defaults are not validated."""
         names = self.positional_names
         if not kwargs and names is not None and len(args) == len(names):
             # The common case, all arguments given by position: no need for bind().
-            return dict(zip(names, args, strict=True))
-        bound = self.signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return dict(bound.arguments)
+            arguments = dict(zip(names, args, strict=True))
+        else:
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+        for name, allowed, default in self.parameters.fast:
+            if allowed is None:
+                continue
+            value = arguments.get(name, default)
+            if type(value) in allowed or (value is default and type(default) in _PLAIN):
+                continue
+            values, recorded = self.parameters.validate_python(arguments)
+            return (recorded, *self.unbind(values))
+        return arguments, args, kwargs
 
     @functools.cached_property
     def positional_names(self) -> tuple[str, ...] | None:
@@ -94,39 +112,12 @@ class ToolSpec:
         `Args:`: the schema `pydantic.TypeAdapter` gives for the function."""
         return self.parameters.schema
 
-    def check(self, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """Validate a Python call's bound arguments as `pydantic.validate_call` does (lax).
-
-        Returns None when every argument already is a plain value of its annotated type
-        (nothing to convert: the fast, common case); else the values the function gets
-        and the values to record (the validated ones, as JSON). Raises `ArgumentError`
-        naming the argument that does not fit. Defaults are not validated."""
-        for name, allowed, default in self.parameters.fast:
-            if allowed is None:
-                continue
-            value = arguments.get(name, default)
-            if type(value) in allowed or (value is default and type(default) in _PLAIN):
-                continue
-            return self.parameters.validate_python(arguments)
-        return None
-
     def parse(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """Validate a model's arguments (JSON) strictly, and give the positional and
         keyword arguments to call the function with. A string where an integer is wanted
         is refused; an enum is given by value, a model as an object. Raises
         `ArgumentError` naming the argument that does not fit."""
         return self.unbind(self.parameters.validate_json(arguments))
-
-
-class Call(NamedTuple):
-    """One call on its way to the store: the tool, its bound arguments and its key."""
-
-    spec: ToolSpec
-    arguments: dict[str, Any]  # as recorded: the validated values, as JSON
-    args_json: bytes
-    key: str | None
-    args: Sequence[Any]  # what the function is called with
-    kwargs: Mapping[str, Any]
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})  # JSON scalars, recorded as given

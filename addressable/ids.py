@@ -57,14 +57,32 @@ def canonical_json(value: object, *, name: str = "value") -> bytes:
         raise ArgumentError(lone_surrogate(value, name) or f"{name} is not UTF-8 text") from exc
 
 
-# One encoder for every call: json.dumps would build a new one each time.
-_ENCODER = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-)
+def json_writer(*, sort_keys: bool) -> Callable[[object], str]:
+    """Compact JSON (no spaces, Unicode as is, no NaN) with one encoder for every call
+    (json.dumps builds one each time): the C one `json.JSONEncoder` runs, where there is
+    one. It does not look for cycles: its callers have, first. `TypeError` for a value
+    that is not JSON, `ValueError` for NaN."""
+    encoder = json.JSONEncoder(
+        sort_keys=sort_keys,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+        check_circular=False,
+    )
+    make: Callable[..., Callable[[object, int], list[str]]] | None
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # an interpreter without json's C part
+        return encoder.encode
+    quote = json.encoder.encode_basestring
+    run = make(None, encoder.default, quote, None, ":", ",", sort_keys, False, False)
+    return lambda value: "".join(run(value, 0))
+
+
+_ENCODE = json_writer(sort_keys=True)  # canonical: sorted keys
 
 
 def _dumps(value: object) -> bytes:
-    return _ENCODER.encode(value).encode("utf-8")
+    return _ENCODE(value).encode("utf-8")
 
 
 def canonical_args(args: Mapping[str, object]) -> bytes:
@@ -73,7 +91,7 @@ def canonical_args(args: Mapping[str, object]) -> bytes:
         if type(value) not in _SCALARS:  # scalars need no walk: the common case, kept fast
             _check_json(value, f"argument {arg_name!r}", set())
     try:
-        return _dumps(args)
+        return _ENCODE(args).encode("utf-8")
     except UnicodeEncodeError as exc:
         for arg_name, value in args.items():
             found = lone_surrogate(arg_name, "an argument's name") or lone_surrogate(
@@ -173,13 +191,15 @@ def action_id_of(tool: str, args_json: bytes, key: str | None, digest: str, nonc
 def _derive(tool: str, args_json: bytes, key: str | None, digest: str, nonce: str | None) -> str:
     # The lengths of all fields come first, and None is told apart from "", so that no
     # two different tuples of fields can hash the same material.
-    fields = (tool.encode(), args_json, _opt(key), digest.encode(), _opt(nonce))
-    lengths = struct.pack(">5Q", *map(len, fields))
-    return blake3.blake3(_SCHEME + lengths + b"".join(fields)).hexdigest(length=ID_LENGTH // 2)
+    name, d = tool.encode(), digest.encode()
+    k = b"\x00" if key is None else b"\x01" + key.encode("utf-8")
+    n = b"\x00" if nonce is None else b"\x01" + nonce.encode("utf-8")
+    lengths = _LENGTHS(len(name), len(args_json), len(k), len(d), len(n))
+    material = b"".join((_SCHEME, lengths, name, args_json, k, d, n))
+    return blake3.blake3(material).hexdigest(length=ID_LENGTH // 2)
 
 
-def _opt(value: str | None) -> bytes:
-    return b"\x00" if value is None else b"\x01" + value.encode("utf-8")
+_LENGTHS = struct.Struct(">5Q").pack
 
 
 def check_prefix(text: str) -> str:

@@ -13,13 +13,17 @@ and `verify` checks their ids.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import blake3
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from .._errors import ArgumentError, IntegrityError
-from .._models import Observation, Record
+from .._models import Determinism, Observation, Outcome, Record, Status, assembled
+from .._payload import TEXT
+from ..ids import json_writer
 from ._base import Pin
 
 
@@ -36,6 +40,172 @@ def dump_record(record: Record) -> bytes:
             f"the record of result {record.id} cannot be stored: {one_line(exc)}"
         ) from exc
     return _checksum(body) + b"\n" + body
+
+
+# JSON as pydantic writes it: strings escaped alike, values in their own order (the C
+# encoder `json` runs; `TypeError` for a value that is not JSON). No check for cycles:
+# `_plain` walks a value first.
+_string = json.encoder.encode_basestring
+_JSON = json_writer(sort_keys=False)
+_DURATION = TypeAdapter(timedelta)
+_MINUTE = timedelta(minutes=1)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+# The fields set on a record the recorder validates (its `model_fields_set`), but for
+# the options it is given.
+_GIVEN = frozenset(
+    {"id", "tool", "args", "key", "determinism", "content_hash", "size"}
+    | {"media_type", "observed_at", "session"}
+)
+
+
+# A new record's own fields: id, tool, args (and their canonical JSON), key,
+# determinism, content hash, size and time; its session, nonce and options come apart.
+NewFields = tuple[str, str, Mapping[str, Any], bytes, str | None, Determinism, str, int, datetime]
+
+
+def new_record(
+    fields: NewFields, session: str | None, nonce: str | None, options: Mapping[str, Any]
+) -> tuple[Record, bytes] | None:
+    """A new record and the bytes it is stored as, made in one pass without pydantic.
+
+    The bytes are what `dump_record` gives, except that floats are spelt as Python
+    writes them (they read back the same). Nothing is validated again: the id, hashes,
+    size and nonce are the recorder's, the args canonical JSON, and the other fields
+    are checked here to be exactly of the types their fields take. None when one is
+    not (a str subclass, a timedelta given as seconds, meta that is not plain JSON,
+    ...): the caller then validates the record, which converts such a value or says
+    why it cannot be stored.
+    """
+    rid, tool, args, args_json, key, determinism, digest, size, at = fields
+    get = options.get
+    media_type, status = get("media_type"), get("status")
+    if media_type is None:
+        media_type = TEXT
+    given = set(_GIVEN)
+    if status is None:
+        status = Status.OK
+    else:
+        given.add("status")
+    if (
+        type(tool) is not str
+        or type(media_type) is not str
+        or type(status) is not Status
+        or (key is not None and type(key) is not str)
+        or (session is not None and type(session) is not str)
+        or type(at) is not datetime
+    ):
+        return None
+    values: dict[str, Any] = {
+        "format": 1,
+        "id": rid,
+        "tool": tool,
+        "args": None,
+        "key": key,
+        "determinism": determinism,
+        "status": status,
+        "content_hash": digest,
+        "size": size,
+        "media_type": media_type,
+        "observed_at": at,
+        "session": session,
+        "tokens": None,
+        "error": None,
+        "outcome": None,
+        "idempotency_key": None,
+        "nonce": nonce,
+        "max_age": None,
+        "meta": {},
+    }
+    try:
+        when = at.isoformat()[:-6] + "Z" if at.tzinfo is UTC else _time(at)
+        if when is None:
+            return None
+        for name, value in args.items():
+            if type(value) not in _SCALARS:  # as read back from canonical JSON: sorted
+                text = args_json.decode()
+                values["args"] = json.loads(text)
+                break
+            if type(name) is not str:
+                return None
+        else:  # scalars, as given: in their order
+            text = args_json.decode() if len(args) < 2 else _JSON(args)
+            values["args"] = dict(args)
+        tail: str | None = ',"meta":{}}'
+        if (
+            nonce is not None
+            or get("error") is not None
+            or get("outcome") is not None
+            or get("idempotency_key") is not None
+            or get("max_age") is not None
+            or get("meta") is not None
+        ):
+            tail = _tail(options, nonce, values, given)
+            if tail is None:
+                return None
+        keyed = "" if key is None else ',"key":' + _string(key)
+        seen = "" if session is None else ',"session":' + _string(session)
+        body = (
+            f'{{"format":1,"id":"{rid}","tool":{_string(tool)},"args":{text}{keyed},'
+            f'"determinism":"{determinism}","status":"{status}",'
+            f'"content_hash":"{digest}","size":{size},"media_type":{_string(media_type)},'
+            f'"observed_at":"{when}"{seen}{tail}'
+        ).encode()
+    except (TypeError, ValueError, RecursionError):  # not JSON (UnicodeError included)
+        return None
+    return assembled(Record, values, given), _checksum(body) + b"\n" + body
+
+
+def _tail(
+    options: Mapping[str, Any], nonce: str | None, values: dict[str, Any], given: set[str]
+) -> str | None:
+    """The fields after the session, as pydantic writes them, put in `values` and
+    `given` too; None if one is not of its field's type."""
+    parts = []
+    for name in ("error", "outcome", "idempotency_key"):
+        value = options.get(name)
+        if value is not None:
+            if type(value) is not (Outcome if name == "outcome" else str):
+                return None
+            parts.append(f',"{name}":{_string(value)}')
+            values[name] = value
+            given.add(name)
+    if nonce is not None:
+        parts.append(f',"nonce":"{nonce}"')
+        given.add("nonce")
+    max_age, meta = options.get("max_age"), options.get("meta")
+    if max_age is not None:
+        if type(max_age) is not timedelta:
+            return None
+        parts.append(f',"max_age":{_DURATION.dump_json(max_age).decode()}')
+        values["max_age"] = max_age
+        given.add("max_age")
+    if meta is None:
+        parts.append(',"meta":{}}')
+    elif type(meta) is dict and _plain(meta):
+        parts.append(f',"meta":{_JSON(meta)}}}')
+        values["meta"] = dict(meta)
+        given.add("meta")
+    else:
+        return None
+    return "".join(parts)
+
+
+def _time(at: datetime) -> str | None:
+    """An aware time as pydantic writes it; None for an offset with seconds, which
+    pydantic drops."""
+    offset = at.utcoffset()
+    if offset is None or offset % _MINUTE:
+        return None
+    return at.isoformat()[:-6] + "Z" if not offset else at.isoformat()
+
+
+def _plain(value: object) -> bool:
+    """Whether `value` is made of JSON's own types only (no subclass, no tuple)."""
+    if type(value) is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if type(value) is list:
+        return all(_plain(v) for v in value)
+    return type(value) in _SCALARS
 
 
 # A record as stored: 32 hex characters of the blake3 hash of its JSON, a newline, the

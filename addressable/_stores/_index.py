@@ -75,6 +75,8 @@ def micros(when: datetime) -> int:
 
 def refs(record: Record) -> list[str]:
     """The ids a record's meta names (top-level values that are ids), itself excepted."""
+    if not record.meta:
+        return []
     found = {
         v
         for v in record.meta.values()
@@ -95,9 +97,10 @@ class Row(NamedTuple):
     address: str  # of its payload
 
 
-def row_of(record: Record) -> Row:
+def row_of(record: Record, at: int | None = None) -> Row:
+    """The record's `Row`; `at`: `micros(record.observed_at)`, when known already."""
     return Row(
-        micros(record.observed_at),
+        micros(record.observed_at) if at is None else at,
         record.tool,
         record.key,
         record.session,
@@ -105,10 +108,14 @@ def row_of(record: Record) -> Row:
     )
 
 
-def record_entries(record: Record, *, ids: bool = True, own: bool = True) -> list[Entry]:
+def record_entries(
+    record: Record, *, ids: bool = True, own: bool = True, at: int | None = None
+) -> list[Entry]:
     """What a new record adds to the indexes (`ids`: to `ids` too; `own`: those its
-    `Row` gives too, for a backend that does not keep rows)."""
-    rid, at = record.id, micros(record.observed_at)
+    `Row` gives too, for a backend that does not keep rows; `at`: as in `row_of`)."""
+    rid = record.id
+    if at is None:
+        at = micros(record.observed_at)
     if not own:
         return [(REF + ref, at, rid) for ref in refs(record)]
     entries: list[Entry] = [

@@ -29,6 +29,8 @@ from ._index import (
     TOOL,
     TOOLS,
     VERSION,
+    Entry,
+    micros,
     record_entries,
     row_of,
     sighting_entries,
@@ -59,10 +61,16 @@ class KeyValueStore(Upkeep):
 
     # -- writing ---------------------------------------------------------------------
 
-    def put(self, record: Record, payload: bytes) -> bool:
+    def put(self, record: Record, payload: bytes, value: bytes | None = None) -> bool:
+        """`Store.put`; `value`: the record as `dump_record` gives it, when made already."""
         b = self._backend
-        value = dump_record(record)
+        if value is None:
+            value = dump_record(record)
         digest = record.content_hash
+        at = micros(record.observed_at)
+        entries: list[Entry] = []  # none where the backend keeps rows, unless meta names ids
+        if self._own or record.meta:
+            entries = record_entries(record, ids=self._ids, own=self._own, at=at)
         # The blob goes in first, with the record and its index entries in the same
         # atomic step: a record never points at bytes not yet stored, and is never
         # stored unindexed, even if the writer is killed.
@@ -71,9 +79,9 @@ class KeyValueStore(Upkeep):
             payload,
             RECORD + record.id,
             value,
-            record_entries(record, ids=self._ids, own=self._own),
+            entries,
             [(BLOBS, len(payload), digest[:ADDRESS])],
-            row_of(record),
+            row_of(record, at),
         ):
             observation = Observation(at=record.observed_at, session=record.session)
             b.append(

@@ -17,6 +17,8 @@ from ._http import ResponseTooLarge
 from ._urls import redact_url
 
 VERIFY_TOOL = "api_verify"
+# What a verification's read may fail with: its verdict is then unknown.
+_READ_FAILURES: tuple[type[Exception], ...] = (*FAILURES, ResponseTooLarge)
 
 
 class ApiRecording(ApiRequests):
@@ -150,7 +152,7 @@ class ApiRecording(ApiRequests):
         action, url, allowed = self._verify_call(action_id, read, allowed)
         try:
             seen = self._get(url, identity, "read", allowed)
-        except FAILURES as exc:
+        except _READ_FAILURES as exc:
             return self._verified(action, url, identity, exc)
         return self._verified(action, url, identity, seen)
 
@@ -160,7 +162,7 @@ class ApiRecording(ApiRequests):
         action, url, allowed = self._verify_call(action_id, read, allowed)
         try:
             seen = await self._aget(url, identity, "read", allowed)
-        except FAILURES as exc:
+        except _READ_FAILURES as exc:
             return self._verified(action, url, identity, exc)
         return self._verified(action, url, identity, seen)
 

@@ -322,3 +322,20 @@ def test_an_answer_over_the_size_limit_is_not_kept(
 
     later = asyncio.run(write_async())
     assert later.record.outcome is ad.Outcome.COMPLETED and later.record.meta["body_over"] == 10_000
+
+
+def test_a_verification_whose_read_is_over_the_limit_is_unknown(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    scope = Scope(origins=(server.url(),), actions=frozenset({"read", "write"}))
+    api = Api(kit, identities=IDENTITIES, scope=scope, max_bytes=10_000)
+    done = api.patch(server.url("/invoices/1042"), identity="user_a", json_body={"status": "x"})
+    invoices.invoice["memo"] = "m" * 20_000  # the read back is now over the limit
+    verdict = api.verify(done.id, identity="user_a")
+    assert verdict.record.tool == "api_verify" and verdict.record.outcome is ad.Outcome.UNKNOWN
+    assert "ResponseTooLarge" in verdict.text or "over the limit" in verdict.text
+
+    async def verify_async() -> ad.Result:
+        return await api.averify(done.id, identity="user_a")
+
+    assert asyncio.run(verify_async()).record.outcome is ad.Outcome.UNKNOWN

@@ -5,14 +5,17 @@ writer fails here."""
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import addressable as ad
 from addressable._models import Determinism, Outcome, Record, Status
 from addressable._recorder import _validated
 from addressable._stores._codec import dump_record, load_record, new_record
@@ -115,3 +118,23 @@ def test_what_is_not_of_its_own_type_goes_through_pydantic() -> None:
     for options in ({"max_age": 5}, {"meta": {"t": (1, 2)}}, {"error": Name("x")}):
         assert new_record(fields, None, None, options) is None, options
     assert _validated(fields, None, None, {"max_age": 5}).max_age == timedelta(seconds=5)
+
+
+def test_values_nested_past_what_can_be_written_are_refused_as_before(
+    disk_kit: ad.Toolkit,
+) -> None:
+    # pydantic's writer stops at a depth: a record it cannot write could not be
+    # exported, so such a call is refused when recorded, the fast path or not.
+    @disk_kit.tool(determinism="deterministic")
+    def take(x: Any) -> str:
+        return "ok"
+
+    deep: Any = 1
+    for _ in range(300):
+        deep = [deep]
+    with pytest.raises(ad.ArgumentError):
+        take(deep)
+    with pytest.raises(ad.ArgumentError):
+        disk_kit.record("t", {}, b"x", determinism="deterministic", meta={"d": deep})
+    assert all(r.status is ad.Status.ERROR for r in disk_kit.store.records())
+    ad.export_bundle(disk_kit.store, io.BytesIO())  # every record stored can be exported

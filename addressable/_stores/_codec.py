@@ -124,6 +124,8 @@ def new_record(
             if type(value) not in _SCALARS:  # as read back from canonical JSON: sorted
                 text = args_json.decode()
                 values["args"] = json.loads(text)
+                if not _plain(values["args"]):  # nested deeper than is written here
+                    return None
                 break
             if type(name) is not str:
                 return None
@@ -199,12 +201,20 @@ def _time(at: datetime) -> str | None:
     return at.isoformat()[:-6] + "Z" if not offset else at.isoformat()
 
 
-def _plain(value: object) -> bool:
-    """Whether `value` is made of JSON's own types only (no subclass, no tuple)."""
+# Nesting written here: deeper values go through pydantic, whose writer has a limit of
+# its own (a record it cannot write could not be exported).
+_DEEPEST = 64
+
+
+def _plain(value: object, depth: int = 0) -> bool:
+    """Whether `value` is made of JSON's own types only (no subclass, no tuple), nested
+    at most `_DEEPEST` levels."""
     if type(value) is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
+        return depth < _DEEPEST and all(
+            type(k) is str and _plain(v, depth + 1) for k, v in value.items()
+        )
     if type(value) is list:
-        return all(_plain(v) for v in value)
+        return depth < _DEEPEST and all(_plain(v, depth + 1) for v in value)
     return type(value) in _SCALARS
 
 

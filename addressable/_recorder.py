@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, Unpack
@@ -21,14 +20,21 @@ from ._stores import KeyValueStore, Store
 from ._stores._codec import NewFields, new_record
 from ._tokens import count_tokens
 from ._unstorable import describe, escaped, record_unstored
-from .ids import ID_LENGTH, action_id_of, canonical_args, check_prefix, content_hash, result_id
+from .ids import (
+    ID_LENGTH,
+    action_id_of,
+    canonical_args,
+    check_prefix,
+    content_hash,
+    read_args,
+    result_id,
+)
 
 Clock = Callable[[], datetime]
 # The records made during one kit.handle() call, so that it knows which one it showed.
 RECORDED: contextvars.ContextVar[list[Record] | None] = contextvars.ContextVar(
     "addressable_recorded", default=None
 )
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 # The time now, in UTC: the default clock (a partial, not a function, to run no Python).
@@ -303,7 +309,7 @@ def _validated(
     given.update(
         id=rid,
         tool=tool,
-        args=_json_args(args, args_json),
+        args=read_args(args, args_json),
         key=key,
         determinism=determinism,
         content_hash=digest,
@@ -314,11 +320,3 @@ def _validated(
     if nonce is not None:
         given["nonce"] = nonce
     return Record.model_validate(given)
-
-
-def _json_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:
-    """The arguments as a reader of the canonical JSON sees them (tuples become lists)."""
-    if all(type(v) in _SCALARS for v in args.values()):
-        return dict(args)  # already plain JSON values: no need to parse them back
-    parsed: dict[str, Any] = json.loads(args_json)
-    return parsed

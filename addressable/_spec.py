@@ -23,7 +23,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchema
 
 from ._errors import ArgumentError
 from ._models import Determinism
-from .ids import canonical_args
+from .ids import JSON_SCALARS, canonical_args
 
 KeyFn = Callable[..., str | None]
 
@@ -69,7 +69,7 @@ class ToolSpec:
             if allowed is None:
                 continue
             value = arguments.get(name, default)
-            if type(value) in allowed or (value is default and type(default) in _PLAIN):
+            if type(value) in allowed or (value is default and type(default) in JSON_SCALARS):
                 continue
             values, recorded = self.parameters.validate_python(arguments)
             return (recorded, *self.unbind(values))
@@ -120,7 +120,6 @@ class ToolSpec:
         return self.unbind(self.parameters.validate_json(arguments))
 
 
-_PLAIN = frozenset({str, int, float, bool, type(None)})  # JSON scalars, recorded as given
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 _SHOWN_ERRORS = 5  # validation errors named in one message; the rest are counted
 
@@ -209,7 +208,7 @@ class Parameters:
         dump: set[str] = set()
         for name, attr, typed in self.fields:
             values[name] = getattr(model, attr)
-            if typed and (name in given or type(values[name]) not in _PLAIN):
+            if typed and (name in given or type(values[name]) not in JSON_SCALARS):
                 dump.add(attr)
         if dump:
             dumped = self._dump(model, dump)
@@ -316,7 +315,7 @@ def _allowed(hint: Any) -> frozenset[type] | None:
                 return frozenset()
             found |= allowed
         return frozenset(found)
-    if hint in _PLAIN:
+    if hint in JSON_SCALARS:
         return frozenset({hint})
     return frozenset()
 

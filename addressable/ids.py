@@ -16,6 +16,7 @@ import os
 import re
 import struct
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import blake3
 
@@ -39,6 +40,8 @@ ID_LENGTH = 16  # hex characters: 64 bits
 MIN_PREFIX = 6  # shortest prefix that resolves
 _HEX = re.compile(r"[0-9a-f]+")
 _SCALARS = frozenset({str, int, bool, type(None)})  # floats are checked: NaN is not JSON
+# JSON's scalars as Python gives them: values of these exact types are kept as given.
+JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 # Bumped only if the hashed fields change; keeps ids of different schemes apart.
 _SCHEME = b"addressable/id/1"
 
@@ -91,7 +94,7 @@ def canonical_args(args: Mapping[str, object]) -> bytes:
         if type(value) not in _SCALARS:  # scalars need no walk: the common case, kept fast
             _check_json(value, f"argument {arg_name!r}", set())
     try:
-        return _ENCODE(args).encode("utf-8")
+        return _ENCODE(args).encode("utf-8")  # `_dumps`, one call fewer: the hot path
     except UnicodeEncodeError as exc:
         for arg_name, value in args.items():
             found = lone_surrogate(arg_name, "an argument's name") or lone_surrogate(
@@ -191,6 +194,8 @@ def action_id_of(tool: str, args_json: bytes, key: str | None, digest: str, nonc
 def _derive(tool: str, args_json: bytes, key: str | None, digest: str, nonce: str | None) -> str:
     # The lengths of all fields come first, and None is told apart from "", so that no
     # two different tuples of fields can hash the same material.
+    # (The two optional fields are spelt out, not built by a helper: this runs on
+    # every recorded call.)
     name, d = tool.encode(), digest.encode()
     k = b"\x00" if key is None else b"\x01" + key.encode("utf-8")
     n = b"\x00" if nonce is None else b"\x01" + nonce.encode("utf-8")
@@ -200,6 +205,15 @@ def _derive(tool: str, args_json: bytes, key: str | None, digest: str, nonce: st
 
 
 _LENGTHS = struct.Struct(">5Q").pack
+
+
+def read_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:
+    """A call's arguments as a reader of their canonical JSON (`args_json`) sees them:
+    tuples become lists."""
+    if all(type(v) in JSON_SCALARS for v in args.values()):
+        return dict(args)  # already plain JSON values: no need to parse them back
+    parsed: dict[str, Any] = json.loads(args_json)
+    return parsed
 
 
 def check_prefix(text: str) -> str:

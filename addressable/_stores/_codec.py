@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 from .._errors import ArgumentError, IntegrityError
 from .._models import Determinism, Observation, Outcome, Record, Status, assembled
 from .._payload import TEXT
-from ..ids import json_writer
+from ..ids import JSON_SCALARS, json_writer
 from ._base import Pin
 
 
@@ -49,7 +49,6 @@ _string = json.encoder.encode_basestring
 _JSON = json_writer(sort_keys=False)
 _DURATION = TypeAdapter(timedelta)
 _MINUTE = timedelta(minutes=1)
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 # The fields set on a record the recorder validates (its `model_fields_set`), but for
 # the options it is given.
 _GIVEN = frozenset(
@@ -117,11 +116,12 @@ def new_record(
         "meta": {},
     }
     try:
-        when = at.isoformat()[:-6] + "Z" if at.tzinfo is UTC else _time(at)
+        when = _time(at)
         if when is None:
             return None
+        # `ids.read_args`, with the checks this writer needs, in one pass over the args.
         for name, value in args.items():
-            if type(value) not in _SCALARS:  # as read back from canonical JSON: sorted
+            if type(value) not in JSON_SCALARS:  # as read back from canonical JSON: sorted
                 text = args_json.decode()
                 values["args"] = json.loads(text)
                 if not _plain(values["args"]):  # nested deeper than is written here
@@ -195,6 +195,8 @@ def _tail(
 def _time(at: datetime) -> str | None:
     """An aware time as pydantic writes it; None for an offset with seconds, which
     pydantic drops."""
+    if at.tzinfo is UTC:  # the common case, without working out the offset
+        return at.isoformat()[:-6] + "Z"
     offset = at.utcoffset()
     if offset is None or offset % _MINUTE:
         return None
@@ -215,7 +217,7 @@ def _plain(value: object, depth: int = 0) -> bool:
         )
     if type(value) is list:
         return depth < _DEEPEST and all(_plain(v, depth + 1) for v in value)
-    return type(value) in _SCALARS
+    return type(value) in JSON_SCALARS
 
 
 # A record as stored: 32 hex characters of the blake3 hash of its JSON, a newline, the

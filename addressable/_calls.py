@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ._errors import ArgumentError, NotReplayable, StoreError
-from ._models import Determinism, Outcome, Record, Result
+from ._models import Determinism, Outcome, Record, Result, stored_result
 from ._payload import BINARY, encode_payload
 from ._recorder import Recorder, RecordOptions
 from ._spec import ToolSpec
@@ -155,7 +155,7 @@ class Calls:
         """
         record = self._rec.get(id)
         if not verify:
-            return Result(record=record, payload=self._rec.store.read(record), replayed=True)
+            return stored_result(record, self._rec.store.read(record), True)
         fresh = self.rerun_of(record)(record)
         if inspect.isawaitable(fresh):
             fresh.close()  # type: ignore[attr-defined]
@@ -169,7 +169,7 @@ class Calls:
         """`replay` for async tools (and for sync ones, from async code)."""
         record = self._rec.get(id)
         if not verify:
-            return Result(record=record, payload=self._rec.store.read(record), replayed=True)
+            return stored_result(record, self._rec.store.read(record), True)
         fresh = self.rerun_of(record)(record)
         if inspect.isawaitable(fresh):
             fresh = await fresh

@@ -206,3 +206,19 @@ class Claim(_Frozen):
     text: str
     observed_at: AwareDatetime
     label: str = ""  # what was asked: the query, the command
+
+
+def stored_result(record: Record, payload: bytes, replayed: bool) -> Result:
+    """The `Result` of a record this package made or read and its payload: built
+    without validating them again when the payload is exactly `bytes`."""
+    if type(payload) is not bytes:  # a bytes-like value: pydantic makes it bytes
+        return Result(record=record, payload=payload, replayed=replayed)
+    values = {
+        "record": record,
+        "payload": payload,
+        "replayed": replayed,
+        "changed": None,
+        "previous_id": None,
+    }
+    given = {"record", "payload", "replayed"} if replayed else {"record", "payload"}
+    return assembled(Result, values, given)

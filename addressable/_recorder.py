@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, Unpack
 
 from ._errors import AddressableError, ArgumentError, StoreError
-from ._models import Determinism, Outcome, Record, Result, Status, assembled, aware
+from ._models import Determinism, Outcome, Record, Result, Status, aware, stored_result
 from ._payload import TEXT
 from ._secrets import Secrets
 from ._stores import KeyValueStore, Store
@@ -240,16 +240,7 @@ class Recorder:
         recorded = RECORDED.get()
         if recorded is not None:
             recorded.append(record)
-        if type(payload) is bytes:  # what validating it would give: bytes are kept as they are
-            values = {
-                "record": record,
-                "payload": payload,
-                "replayed": False,
-                "changed": None,
-                "previous_id": None,
-            }
-            return assembled(Result, values, {"record", "payload"})
-        return Result(record=record, payload=payload)
+        return stored_result(record, payload, False)
 
     def get(self, id: str) -> Record:
         """The record for an id or unique prefix."""

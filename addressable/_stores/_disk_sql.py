@@ -114,14 +114,15 @@ SET_ROW = (
 COPY = "SELECT payload FROM addressable_records WHERE address = ? AND payload IS NOT NULL LIMIT 1"
 # A record with its payload (from its row, another row, or a diskcache row; not a file)
 # and its token count, in one statement.
+# The copies of the payload are looked for only when the row has none (`coalesce`
+# runs a subquery only when the values before it are NULL; a join would run always).
 JOINED = (
     "SELECT r.value, coalesce(r.payload, (SELECT c.payload FROM addressable_records AS c "
-    "WHERE c.address = r.address AND c.payload IS NOT NULL LIMIT 1), b.value), t.value "
-    "FROM addressable_records AS r "
-    "LEFT JOIN Cache AS b ON b.key = 'b:' || r.address AND b.raw = 1 "
-    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL "
-    "LEFT JOIN Cache AS t ON t.key = 't:' || r.address AND t.raw = 1 "
-    "WHERE r.id = ?"
+    "WHERE c.address = r.address AND c.payload IS NOT NULL LIMIT 1), "
+    "(SELECT b.value FROM Cache AS b WHERE b.key = 'b:' || r.address AND b.raw = 1 "
+    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL)), "
+    "(SELECT t.value FROM Cache AS t WHERE t.key = 't:' || r.address AND t.raw = 1) "
+    "FROM addressable_records AS r WHERE r.id = ?"
 )
 # The counts the record triggers keep, and the session registry, from the rows again
 # (after `drop_indexes`).

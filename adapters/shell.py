@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
-import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -14,7 +12,10 @@ from typing import Any
 import addressable as ad
 
 from ._base import Adapter, schema
+from ._command import is_number, split_command, timeout_seconds, words
 from ._git import ENV_ALLOW, clean_at_head, commit_of
+from ._http import DEFAULT_MAX_BYTES, ResponseTooLarge
+from ._process import Ran, run
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
@@ -71,10 +72,19 @@ class Shell(Adapter):
     A command is a Claim (nondeterministic) unless it is declared pure, or reads
     git-tracked content at a commit (`git show REV:path`, or a `cat` whose output is
     the file's blob at HEAD: keyed `path@commit`); a command declared as writing is an
-    Action. A timeout is recorded with the output so far. The git the adapter runs by
-    itself to compute such keys runs no program the repository names and sees only
-    `DEFAULT_ENV`; the model's own command runs as given, with this adapter's
-    environment.
+    Action. `pure=` and `writes=` are prefixes of the command's words as they run
+    (`'rm'  x` is `rm x`). The git the adapter runs by itself to compute such keys runs
+    no program the repository names and sees only `DEFAULT_ENV`; the model's own command
+    runs as given, with this adapter's environment, and reads nothing (its input is
+    empty).
+
+    A call ends within its timeout (and a moment's grace to read what was left): the
+    program's process group is then stopped, and its pipes closed even if a descendant
+    that left the group still holds them. A timeout is recorded with the output so far.
+    Output over `max_bytes` (stdout and stderr together) stops the program too and is
+    not kept: a Claim is recorded as an error and `ResponseTooLarge` raised, as Files
+    and Fetch do; a write is recorded with its outcome unknown, as for any write that
+    was stopped.
     """
 
     name = "shell"
@@ -102,6 +112,7 @@ class Shell(Adapter):
         *,
         cwd: str | os.PathLike[str] = ".",
         timeout: float = DEFAULT_TIMEOUT,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         env_allow: Iterable[str] = DEFAULT_ENV,
         env: Mapping[str, str] | None = None,
         pure: Iterable[str] = (),
@@ -116,9 +127,15 @@ class Shell(Adapter):
                 "Shell: allow= cannot bound a shell (allow_shell=True runs the model's "
                 "command through /bin/sh): name the programs in allow, or leave allow out"
             )
+        timeout = timeout_seconds(timeout, "Shell")
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ad.ArgumentError(
+                f"Shell: max_bytes must be a whole number of bytes over 0, not {max_bytes!r}"
+            )
         super().__init__(kit, name)
         self.cwd = Path(cwd).resolve()
         self.timeout = timeout
+        self.max_bytes = max_bytes  # bytes of stdout and stderr together (see above)
         self.env_allow = tuple(env_allow)
         self.env = dict(env or {})
         self.pure = tuple(pure)  # command prefixes whose output is a function of the command
@@ -149,23 +166,25 @@ class Shell(Adapter):
 
         Refused before anything runs, and not recorded: `ScopeError` for a shell or a
         program this adapter does not allow, `ArgumentError` for an empty command, an
-        unclosed quote, a NUL byte or text that cannot be recorded."""
+        unclosed quote, a NUL byte, a command or a timeout of the wrong kind, or text
+        that cannot be recorded."""
         if shell and not self.allow_shell:
             raise ad.ScopeError("this Shell adapter runs no shell: create it with allow_shell=True")
-        text, argv = _split(command, shell, self.name)
+        text, argv = split_command(command, shell, self.name)
         if not shell:
             self._check_program(argv[0])
+        limit = self.timeout if timeout is None else timeout_seconds(timeout, self.name)
         args: dict[str, Any] = {"command": text, "cwd": str(self.cwd)}
         if shell:
             args["shell"] = True
         ad.ids.canonical_args(args)  # ArgumentError before anything runs (git included)
-        determinism, key = self._classify(text, pure, writes)
-        limit = timeout if timeout is not None else self.timeout
+        determinism, key = self._classify(words(text, argv, shell), text, pure, writes)
         try:
             proc = subprocess.Popen(
                 argv,
                 cwd=self.cwd,
                 env=self._environment(),
+                stdin=subprocess.DEVNULL,  # the caller's input is not the program's
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
@@ -183,23 +202,19 @@ class Shell(Adapter):
             raise ad.ArgumentError(
                 f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {exc.strerror or exc}"
             ) from exc
-        timed_out = False
-        try:
-            out, err = proc.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)  # the whole group: children too
-            out, err = proc.communicate()
-        code = proc.returncode
-        read_ok = code == 0 and not timed_out and determinism is not ad.Determinism.SIDE_EFFECT
-        if key is None and read_ok and (cat_key := self._cat_key(text, out)) is not None:
+        ran = run(proc, limit, self.max_bytes)
+        if ran.over:
+            return self._record_over(args, argv[0], ran, determinism, key)
+        timed_out = ran.timed_out
+        read_ok = ran.code == 0 and not timed_out and determinism is not ad.Determinism.SIDE_EFFECT
+        if key is None and read_ok and (cat_key := self._cat_key(text, ran.out)) is not None:
             determinism, key = ad.Determinism.DETERMINISTIC, cat_key
-        payload = _render(out, err, code, timed_out, limit)
-        meta: dict[str, Any] = {"exit_code": code, "timed_out": timed_out}
+        payload = _render(ran.out, ran.err, ran.code, timed_out, limit)
+        meta: dict[str, Any] = {"exit_code": ran.code, "timed_out": timed_out}
         outcome = None
         if determinism is ad.Determinism.SIDE_EFFECT:
             # Exit 0 is done; a failure or a timeout may have done part of it: unknown.
-            done = code == 0 and not timed_out
+            done = ran.code == 0 and not timed_out
             outcome = ad.Outcome.COMPLETED if done else ad.Outcome.UNKNOWN
         status = ad.Status.ERROR if timed_out else ad.Status.OK
         error = f"timed out after {limit:g} s" if timed_out else None
@@ -215,10 +230,44 @@ class Shell(Adapter):
             meta=meta,
         )
 
+    def _record_over(
+        self,
+        args: dict[str, Any],
+        program: str,
+        ran: Ran,
+        determinism: ad.Determinism,
+        key: str | None,
+    ) -> ad.Result:
+        """Record a run stopped for output over `max_bytes`, whose output is not kept.
+        A Claim is a failure, raised as `ResponseTooLarge` (as Fetch's); a write has
+        run, stopped part way: its Action is returned, with its outcome unknown."""
+        exc = ResponseTooLarge(
+            f"{self.name}: the output of {program[:_SHOWN]!r} is over the limit of "
+            f"{self.max_bytes:,} bytes, so it was stopped; raise max_bytes on the Shell "
+            "adapter to take it"
+        )
+        if determinism is not ad.Determinism.SIDE_EFFECT:
+            self.kit.record_failure(self.name, args, exc, determinism=determinism, key=key)
+            raise exc
+        meta = {"exit_code": ran.code, "timed_out": ran.timed_out, "output_over": self.max_bytes}
+        return self.kit.record(
+            self.name,
+            args,
+            f"[{exc}]".encode(),
+            determinism=determinism,
+            status=ad.Status.ERROR,
+            error=str(exc),
+            outcome=ad.Outcome.UNKNOWN,
+            meta=meta,
+        )
+
     def handle(self, arguments: dict[str, Any]) -> str:
-        # A model may ask to wait less than the adapter's own limit, never longer.
+        # A model may ask to wait less than the adapter's own limit, never longer: a
+        # number past it (Infinity, 1e400, 400 nines) is the limit. Any other value is
+        # checked where a direct call's is.
         asked = arguments.get("timeout")
-        limit = self.timeout if asked is None else min(float(asked), self.timeout)
+        longer = is_number(asked) and asked > self.timeout  # exact, even for a huge int
+        limit = self.timeout if asked is None or longer else asked
         return self.render(self(arguments["command"], shell=self.allow_shell, timeout=limit))
 
     def render(self, result: ad.Result) -> str:
@@ -241,15 +290,17 @@ class Shell(Adapter):
             )
 
     def _classify(
-        self, text: str, pure: bool | None, writes: bool | None
+        self, words: str, text: str, pure: bool | None, writes: bool | None
     ) -> tuple[ad.Determinism, str | None]:
-        if writes or (writes is None and text.startswith(self.writes) and self.writes):
+        """The determinism and key of a command: `pure=` and `writes=` are matched
+        against its `words` as they run (see `_words`), a `git show` against its text."""
+        if writes or (writes is None and self.writes and words.startswith(self.writes)):
             return ad.Determinism.SIDE_EFFECT, None
         if match := _GIT_SHOW.match(text):
             commit = commit_of(self.cwd, match[1])
             if commit:
                 return ad.Determinism.DETERMINISTIC, f"{match[2]}@{commit}"
-        if pure or (pure is None and self.pure and text.startswith(self.pure)):
+        if pure or (pure is None and self.pure and words.startswith(self.pure)):
             return ad.Determinism.DETERMINISTIC, None
         return ad.Determinism.NONDETERMINISTIC, None
 
@@ -288,28 +339,6 @@ def _allowed(allow: Iterable[str] | None) -> tuple[str, ...] | None:
                 " not the command prefixes pure= and writes= take)"
             )
     return names
-
-
-def _split(command: str | Sequence[str], shell: bool, tool: str) -> tuple[str, list[str]]:
-    """(the command as text, the argument list to start); `ArgumentError`, one line,
-    for a command that is empty, has an unclosed quote or holds a NUL byte."""
-    text = command if isinstance(command, str) else shlex.join(command)
-    if "\0" in text:
-        raise ad.ArgumentError(f"{tool}: the command holds a NUL byte; nothing was run")
-    if shell:
-        argv = ["/bin/sh", "-c", text] if text.strip() else []
-    elif isinstance(command, str):
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:  # "No closing quotation", "No escaped character"
-            raise ad.ArgumentError(
-                f"{tool}: the command cannot be split into words ({exc}); nothing was run"
-            ) from None
-    else:
-        argv = list(command)
-    if not argv or not argv[0]:
-        raise ad.ArgumentError(f"{tool}: the command is empty; nothing was run")
-    return text, argv
 
 
 def _render(out: bytes, err: bytes, code: int, timed_out: bool, limit: float) -> str:

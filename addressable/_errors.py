@@ -20,7 +20,7 @@
     ├── BundleError                      an export bundle that cannot be imported
     ├── ConfigError (also ValueError)    a config file that cannot be read or does not fit
     ├── MissingDependency (also ImportError)  an optional extra is not installed
-    └── adapters.ResponseTooLarge        a response body over the fetch adapter's limit
+    └── adapters.ResponseTooLarge        an answer or output over an adapter's max_bytes
 
 `MalformedMessages` lives with the message shapes, `Stale` with continuity, and the
 adapters' errors with their adapters; all are exported from `addressable` or

@@ -10,24 +10,38 @@ and already checked to stay in it; `.` is the root itself.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import BinaryIO
+
+import blake3
 
 import addressable as ad
 
+from ._roottree import (
+    CLOEXEC,
+    DIRECTORY,
+    FOLDER,
+    NOFOLLOW,
+    close_folder,
+    depth_first,
+    open_folder,
+    remove_tree,
+)
+
 NAME_MAX = 255  # bytes in one name of a path (Linux, macOS)
 PATH_MAX = 1024  # bytes in a path a model gives (macOS's limit; Linux allows 4096)
+MAX_DEPTH = 64  # names in a path Memory makes, by create or rename (a walk holds an fd a level)
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes of a file read; a larger one is refused
+_CHUNK = 1024 * 1024  # bytes read at a time when a file is hashed
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
-_FOLDER = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
 # os.replace is listed under os.rename (both are renameat); os.scandir takes a folder's fd.
 _AT = {os.open, os.stat, os.mkdir, os.rename, os.unlink, os.rmdir} <= os.supports_dir_fd and (
     os.scandir in os.supports_fd
@@ -70,13 +84,13 @@ class Root:
                 yield None, str(full)
                 return
             *folders, name = relative.split("/")
-            opened.append(os.open(self.path, os.O_RDONLY | _DIRECTORY | _CLOEXEC))
+            opened.append(os.open(self.path, os.O_RDONLY | DIRECTORY | CLOEXEC))
             for part in folders:
                 if make:
                     with contextlib.suppress(FileExistsError):
                         os.mkdir(part, dir_fd=opened[-1])
                         made.append((opened[-1], part))
-                opened.append(os.open(part, _FOLDER, dir_fd=opened[-1]))
+                opened.append(os.open(part, FOLDER, dir_fd=opened[-1]))
             yield opened[-1], name
         except BaseException as exc:
             self._unmake(made, relative, exc)
@@ -109,18 +123,45 @@ class Root:
     def read(self, relative: str, tool: str, max_bytes: int | None = None) -> bytes:
         """The bytes of the regular file at `relative` (at most `max_bytes` of them, else
         `ScopeError`); anything else is refused without opening it for long."""
+        with self._opened(relative, tool) as (f, size):
+            self._within(size, max_bytes, relative)
+            data = f.read() if max_bytes is None else f.read(max_bytes + 1)
+        self._within(len(data), max_bytes, relative)  # grown since
+        return data
+
+    def digest(self, relative: str, tool: str, max_bytes: int | None = None) -> str:
+        """The blake3 of the regular file at `relative`, as `ad.ids.content_hash` gives it
+        for the file's bytes, read a chunk at a time so that no more than a chunk is held;
+        a file over `max_bytes` is refused with `ScopeError`, as `read` refuses it."""
+        hasher = blake3.blake3()
+        with self._opened(relative, tool) as (f, size):
+            self._within(size, max_bytes, relative)
+            total = 0
+            while chunk := f.read(_CHUNK):
+                total += len(chunk)
+                self._within(total, max_bytes, relative)  # grown since
+                hasher.update(chunk)
+        return hasher.hexdigest()
+
+    @contextlib.contextmanager
+    def _opened(self, relative: str, tool: str) -> Iterator[tuple[BinaryIO, int]]:
+        """The regular file at `relative`, open for reading, and its size; anything else
+        is refused without opening it for long (a FIFO is never opened)."""
         with self.folder(relative) as (folder, name):
             found = os.stat(name, dir_fd=folder, follow_symlinks=False)
-            regular(found.st_mode, relative, tool)  # a FIFO is never opened
-            flags = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC | _BINARY
+            regular(found.st_mode, relative, tool)
+            flags = os.O_RDONLY | NOFOLLOW | _NONBLOCK | _NOCTTY | CLOEXEC | _BINARY
             fd = os.open(name, flags, dir_fd=folder)
         with os.fdopen(fd, "rb") as f:
             opened = os.fstat(f.fileno())
             regular(opened.st_mode, relative, tool)  # swapped after the stat
-            _within(opened.st_size, max_bytes, relative)
-            data = f.read() if max_bytes is None else f.read(max_bytes + 1)
-        _within(len(data), max_bytes, relative)  # grown since
-        return data
+            yield f, opened.st_size
+
+    def _within(self, size: int, max_bytes: int | None, relative: str) -> None:
+        if max_bytes is not None and size > max_bytes:
+            raise ad.ScopeError(
+                f"{self.show(relative)} is {size:,} bytes, over the limit of {max_bytes:,}"
+            )
 
     def write(self, relative: str, data: bytes, mode: int = 0o600) -> None:
         """Write the file `relative` atomically, making the folders that hold it; a new
@@ -136,7 +177,7 @@ class Root:
         with self.folder(relative) as (folder, name):
             try:
                 if stat.S_ISDIR(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
-                    _remove_tree(folder, name, removed)
+                    remove_tree(folder, name, removed)
                 else:
                     os.unlink(name, dir_fd=folder)
             except OSError as exc:
@@ -149,11 +190,18 @@ class Root:
 
     def rename(self, old: str, new: str) -> None:
         """Move `old` to `new`, making the folders that hold `new` (removed again if the
-        move fails). A target that is the source or inside it is refused with
-        `ArgumentError` before anything is made."""
+        move fails). A target that is the source or inside it, or one that would put a
+        path more than `MAX_DEPTH` names deep, is refused with `ArgumentError` before
+        anything is made."""
         if old == "." or new == old or new.startswith(old + "/"):
             raise ad.ArgumentError(
                 f"cannot move {self.show(old)} to {self.show(new)}: that is inside itself"
+            )
+        depth = len(new.split("/")) + self._height(old)
+        if depth > MAX_DEPTH:
+            raise ad.ArgumentError(
+                f"cannot move {self.show(old)} to {self.show(new)}: it would put a path "
+                f"{depth} names deep, over {MAX_DEPTH}"
             )
         with (
             self.folder(old) as (source, old_name),
@@ -166,50 +214,27 @@ class Root:
 
     def walk(self, relative: str) -> list[tuple[str, bool, bool]]:
         """Everything in the folder `relative` and the folders below it (not through a
-        symlink): each path below `relative`, whether it is a folder (a symlink to one
-        counts) and whether it is a regular file."""
+        symlink), however deep: each path below `relative`, whether it is a folder (a
+        symlink to one counts; one that cannot be followed does not) and whether it is a
+        regular file."""
         with self.folder(relative) as (folder, name):
-            if folder is None:
-                return list(_walk(name, ""))
-            fd = os.open(name, _FOLDER, dir_fd=folder)
+            top = open_folder(folder, name)
         try:
-            return list(_walk(fd, ""))
+            with contextlib.closing(depth_first(top)) as walked:
+                return [
+                    (level.path + entry.name, entry.folder, entry.regular)
+                    for level, entry in walked
+                    if entry is not None
+                ]
         finally:
-            os.close(fd)
+            close_folder(top)
 
-
-def _remove_tree(folder: int | None, name: str, removed: list[str]) -> None:
-    """Remove the folder `name` (in the folder whose fd is `folder`; a full path where
-    there is none) and everything below it, opening each folder without following a
-    symlink (a symlink is removed, not what it names). Each name removed is appended to
-    `removed`, so a caller knows whether a failure left the folder as it was."""
-    if folder is None:
-        with os.scandir(name) as scan:
-            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in scan]
-        for entry, is_folder in entries:
-            path = os.path.join(name, entry)
-            if is_folder:
-                _remove_tree(None, path, removed)
-            else:
-                os.unlink(path)
-                removed.append(path)
-        os.rmdir(name)
-        removed.append(name)
-        return
-    fd = os.open(name, _FOLDER, dir_fd=folder)
-    try:
-        with os.scandir(fd) as scan:
-            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in scan]
-        for entry, is_folder in entries:
-            if is_folder:
-                _remove_tree(fd, entry, removed)
-            else:
-                os.unlink(entry, dir_fd=fd)
-                removed.append(entry)
-    finally:
-        os.close(fd)
-    os.rmdir(name, dir_fd=folder)
-    removed.append(name)
+    def _height(self, relative: str) -> int:
+        """How many names deep the paths below `relative` go: 0 for what is not a folder."""
+        found = self.lstat(relative)
+        if found is None or not stat.S_ISDIR(found.st_mode):
+            return 0
+        return max((path.count("/") + 1 for path, _, _ in self.walk(relative)), default=0)
 
 
 def _why(exc: BaseException) -> str:
@@ -217,25 +242,6 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return type(exc).__name__
-
-
-def _walk(top: int | str, prefix: str) -> Iterator[tuple[str, bool, bool]]:
-    with os.scandir(top) as scan:
-        entries = list(scan)
-    for entry in entries:
-        path = prefix + entry.name
-        real_folder = entry.is_dir(follow_symlinks=False)
-        yield path, entry.is_dir(), entry.is_file(follow_symlinks=False)
-        if not real_folder:
-            continue
-        if isinstance(top, str):
-            yield from _walk(os.path.join(top, entry.name), path + "/")
-            continue
-        inner = os.open(entry.name, _FOLDER, dir_fd=top)
-        try:
-            yield from _walk(inner, path + "/")
-        finally:
-            os.close(inner)
 
 
 def write_atomically(name: str, data: bytes, folder: int | None = None, mode: int = 0o600) -> None:
@@ -252,7 +258,7 @@ def write_atomically(name: str, data: bytes, folder: int | None = None, mode: in
     except FileNotFoundError:
         old = None
     keep = stat.S_IMODE(old.st_mode) if old is not None and stat.S_ISREG(old.st_mode) else None
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC | _BINARY
     # A file rewritten: made 0600 and given the old file's mode before anything is written
     # to it, so it is never more open than either; a new one: `mode` less the umask.
     fd = os.open(tmp, flags, mode if keep is None else 0o600, dir_fd=folder)
@@ -289,6 +295,19 @@ def check_path(path: object, argument: str, tool: str) -> None:
         raise ad.ArgumentError(f"{where} has a name longer than {NAME_MAX} bytes")
 
 
+def resolved(root: Path, path: PurePath | str, given: str, where: str) -> Path:
+    """`root / path` with its symlinks followed, as `Path.resolve` gives it. One that
+    cannot be followed (a symlink loop: RuntimeError on Python 3.11, OSError elsewhere)
+    is a one-line `ArgumentError` naming `where` and the path `given`, not the absolute
+    path, which would show the model where the root is."""
+    try:
+        return (root / path).resolve()
+    except (RuntimeError, OSError) as exc:
+        loop = isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
+        why = "it runs into a symlink loop" if loop else _why(exc)
+        raise ad.ArgumentError(f"{where} {given!r} cannot be followed: {why}") from None
+
+
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
     (stat.S_ISFIFO, "a FIFO"),
@@ -304,11 +323,6 @@ def regular(mode: int, relative: str, tool: str) -> None:
     if not stat.S_ISREG(mode):
         kind = next((k for test, k in _KINDS if test(mode)), "something other than a file")
         raise ad.ArgumentError(f"{tool}: argument 'path' names {kind}, not a file: {relative!r}")
-
-
-def _within(size: int, max_bytes: int | None, relative: str) -> None:
-    if max_bytes is not None and size > max_bytes:
-        raise ad.ScopeError(f"{relative} is {size:,} bytes, over the limit of {max_bytes:,}")
 
 
 def name_path(exc: OSError, path: str, second: str | None = None) -> None:

@@ -10,9 +10,7 @@ import addressable as ad
 
 from ._base import Adapter, schema
 from ._git import clean_at_head
-from ._rootfs import Root, check_path, name_path
-
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes; a larger file is refused
+from ._rootfs import DEFAULT_MAX_BYTES, Root, check_path, name_path, resolved
 
 
 class Files(Adapter):
@@ -135,7 +133,7 @@ class Files(Adapter):
 
     def _inside(self, path: str) -> tuple[Path, str]:
         check_path(path, "path", self.name)
-        full = (self.root / path).resolve()
+        full = resolved(self.root, path, path, f"{self.name}: argument 'path'")
         if not full.is_relative_to(self.root):
             # The root is not named: where it lies on the machine is not the model's.
             raise ad.ScopeError(f"{path!r} is outside the folder this tool reads and writes")

@@ -14,22 +14,27 @@ Action `not_applied`, and so is one that fails having changed nothing (the folde
 write or rename made for it are removed again); a folder `delete` that fails after
 removing part of it is `unknown`. Files are written whole, through a temporary file and a
 rename: a file rewritten keeps its permissions, a new one is made 0666 less the umask.
-A rename into the folder it moves is refused.
-Each path is opened a name at a time from the root without following symlinks, so a
-symlink swapped in after the check cannot lead a command out of the root.
+A rename into the folder it moves is refused, and so is a path that would be more than
+`MAX_DEPTH` (64) names deep. A file over `max_bytes` (10 MB) is not read: viewing or
+editing it raises `ScopeError`, and a folder's revision stands for it by its size and
+time of change. `delete` and `rename` act on the name given: a symlink is removed or
+moved, not what it names. Each path is opened a name at a time from the root without
+following symlinks, so a symlink swapped in after the check cannot lead a command out of
+the root.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import addressable as ad
 
 from ._base import Adapter, schema
-from ._rootfs import Root, check_path, name_path
+from ._rootfs import DEFAULT_MAX_BYTES, MAX_DEPTH, Root, check_path, name_path, resolved
 
 PREFIX = "/memories"
 _REV = 12  # hex characters of the content hash in a revision
@@ -42,6 +47,7 @@ _NEEDS = {  # the arguments each command cannot do without (the others have defa
     "rename": ("old_path", "new_path"),
 }
 _PATHS = ("path", "old_path", "new_path")
+_ON_THE_NAME = ("delete", "rename")  # commands that act on a symlink named, not its target
 
 
 class MemoryCommandError(ad.ArgumentError):
@@ -80,12 +86,18 @@ class Memory(Adapter):
     )
 
     def __init__(
-        self, kit: ad.Toolkit, root: str | os.PathLike[str], *, name: str | None = None
+        self,
+        kit: ad.Toolkit,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        name: str | None = None,
     ) -> None:
         super().__init__(kit, name)
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self._fs = Root(self.root, _shown)
+        self.max_bytes = max_bytes
         kit.on_rerun(self.name, lambda record: self.run(dict(record.args)))
 
     def __call__(self, command: str, **arguments: Any) -> ad.Result:
@@ -96,7 +108,15 @@ class Memory(Adapter):
 
     def run(self, arguments: dict[str, Any]) -> ad.Result:
         """Carry out one memory command, given as the model sends it."""
+        if not isinstance(arguments, Mapping):
+            raise ad.ArgumentError(
+                f"{self.name}: the arguments must be an object, not {type(arguments).__name__}"
+            )
         command = arguments.get("command")
+        if not isinstance(command, str):
+            raise ad.ArgumentError(
+                f"{self.name}: argument 'command' must be a string, not {type(command).__name__}"
+            )
         if command not in _NEEDS:
             raise MemoryCommandError(f"unknown memory command {command!r}")
         args = self._checked(command, arguments)
@@ -130,7 +150,11 @@ class Memory(Adapter):
                 )
         for name in _PATHS:
             if name in args:
-                self._resolve(args[name], name)
+                relative, _ = self._resolve(args[name], name, command not in _ON_THE_NAME)
+                if command == "create" and relative.count("/") >= MAX_DEPTH:
+                    raise ad.ArgumentError(
+                        f"{self.name}: argument 'path' is more than {MAX_DEPTH} names deep"
+                    )
         view_range = args.get("view_range")
         if view_range:
             if len(view_range) != 2:
@@ -161,7 +185,7 @@ class Memory(Adapter):
             text = f"Directory {shown}:\n" + "".join(f"- {e}\n" for e in entries)
             rev = self._folder_revision(relative, walked)
         elif found is not None and stat.S_ISREG(found.st_mode):
-            data = self._fs.read(relative, self.name)
+            data = self._fs.read(relative, self.name, self.max_bytes)
             rev = _rev(data)
             lines = _text(data, shown).splitlines()
             first, last = 1, len(lines)
@@ -213,7 +237,7 @@ class Memory(Adapter):
         return f"inserted text into {shown} after line {at}", artifact
 
     def _delete(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
-        relative, shown = self._resolve(arguments["path"])
+        relative, shown = self._resolve(arguments["path"], "path", False)
         if relative == ".":
             raise MemoryCommandError("the memory folder itself cannot be deleted")
         if self._fs.lstat(relative) is None:
@@ -222,23 +246,30 @@ class Memory(Adapter):
         return f"deleted {shown}", {"path": shown, "rev": "deleted"}
 
     def _rename(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
-        source, old = self._resolve(arguments["old_path"], "old_path")
-        target, new = self._resolve(arguments["new_path"], "new_path")
+        source, old = self._resolve(arguments["old_path"], "old_path", False)
+        target, new = self._resolve(arguments["new_path"], "new_path", False)
         if self._fs.lstat(source) is None:
             raise MemoryCommandError(f"{old} does not exist")
         if self._fs.lstat(target) is not None:
             raise MemoryCommandError(f"{new} already exists")
         self._fs.rename(source, target)
+        done = f"renamed {old} to {new}"
         found = self._fs.lstat(target)
         if found is None or not stat.S_ISREG(found.st_mode):
-            return f"renamed {old} to {new}", {"path": new}
-        return f"renamed {old} to {new}", _artifact(new, _rev(self._fs.read(target, self.name)))
+            return done, {"path": new}
+        try:
+            rev = self._fs.digest(target, self.name, self.max_bytes)[:_REV]
+        except (OSError, ad.AddressableError):  # the move is done: only its revision is unknown
+            return done, {"path": new}
+        return done, _artifact(new, rev)
 
     # -- paths -----------------------------------------------------------------------------
 
-    def _resolve(self, path: str, argument: str = "path") -> tuple[str, str]:
+    def _resolve(self, path: str, argument: str = "path", follow: bool = True) -> tuple[str, str]:
         """The file a model's path names, relative to the root (`.` for the root), and
-        the path as the model should see it."""
+        the path as the model should see it. Without `follow`, the folder that holds it
+        is resolved but its last name is kept, so that a symlink there is what is named
+        (to be removed or moved), not what it names."""
         check_path(path, argument, self.name)
         posix = PurePosixPath(path)
         if posix.is_absolute():
@@ -246,7 +277,11 @@ class Memory(Adapter):
                 posix = posix.relative_to(PREFIX)
             except ValueError:
                 raise ad.ScopeError(f"{path!r} is outside {PREFIX}") from None
-        full = (self.root / posix).resolve()
+        where = f"{self.name}: argument {argument!r}"
+        if follow or posix.name in ("", ".."):  # `..` and the root itself are no names
+            full = resolved(self.root, posix, path, where)
+        else:
+            full = resolved(self.root, posix.parent, path, where) / posix.name
         if not full.is_relative_to(self.root):
             raise ad.ScopeError(f"{path!r} leaves {PREFIX}")
         relative = full.relative_to(self.root).as_posix()
@@ -258,7 +293,7 @@ class Memory(Adapter):
         found = self._fs.lstat(relative)
         if found is None or not stat.S_ISREG(found.st_mode):
             raise MemoryCommandError(f"{shown} is not a file")
-        return relative, shown, _text(self._fs.read(relative, self.name), shown)
+        return relative, shown, _text(self._fs.read(relative, self.name, self.max_bytes), shown)
 
     def _write(self, relative: str, shown: str, text: str) -> dict[str, str]:
         """Write the file `relative` through a temporary file and a rename; its artifact."""
@@ -267,9 +302,19 @@ class Memory(Adapter):
         return _artifact(shown, _rev(data))
 
     def _folder_revision(self, relative: str, walked: list[tuple[str, bool, bool]]) -> str:
+        """The revision of a folder: a hash of its regular files' paths and revisions."""
         files = sorted((path for path, _, regular in walked if regular), key=lambda p: p.split("/"))
-        parts = [f"{p}:{_rev(self._fs.read(_below(relative, p), self.name))}" for p in files]
+        parts = [f"{p}:{self._file_revision(_below(relative, p))}" for p in files]
         return _rev("\n".join(parts).encode())
+
+    def _file_revision(self, relative: str) -> str:
+        """A file's revision, hashed a chunk at a time; for one over `max_bytes`, which is
+        not read, its size and time of change stand for its content."""
+        try:
+            return self._fs.digest(relative, self.name, self.max_bytes)[:_REV]
+        except ad.ScopeError:
+            found = self._fs.lstat(relative)
+            return "unread" if found is None else f"{found.st_size}@{found.st_mtime_ns}"
 
 
 def _shown(relative: str) -> str:

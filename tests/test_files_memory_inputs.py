@@ -310,7 +310,7 @@ def memory(kit: ad.Toolkit, box: Path) -> Memory:
 NOTES = "/memories/notes.txt"
 REFUSED: list[tuple[dict[str, Any], str]] = [  # a ScopeError when it says "leaves"
     ({"command": "rename", "old_path": NOTES, "new_path": "/memories/../x"}, "leaves /memories"),
-    ({"command": "delete", "path": "/memories/dirlink"}, "leaves /memories"),
+    ({"command": "delete", "path": "/memories/dirlink/outside.txt"}, "leaves /memories"),
     ({"command": "create", "path": "/memories/dirlink/new.txt"}, "leaves /memories"),
     ({"command": "insert", "path": NOTES, "insert_line": "abc"}, "argument 'insert_line'"),
     ({"command": "insert", "path": NOTES, "insert_line": True}, "argument 'insert_line'"),
@@ -343,6 +343,39 @@ def test_a_refused_memory_command_is_not_an_action_that_may_have_happened(
     assert text.startswith("error: ") and says in text and "\n" not in text
     assert everything(box) == before
     assert [r.outcome for r in records(kit, "memory")] == [ad.Outcome.COMPLETED]  # the create
+
+
+COMMANDS_NOT_GIVEN_AS_TEXT: list[tuple[Callable[[Memory], object], str]] = [
+    (lambda m: m.run({"command": ["view"]}), "argument 'command' must be a string, not list"),
+    (lambda m: m(["view"]), "argument 'command' must be a string, not list"),  # type: ignore[arg-type]
+    (lambda m: m.run({"command": {"view": 1}}), "argument 'command' must be a string, not dict"),
+    (lambda m: m.run({"command": 5}), "argument 'command' must be a string, not int"),
+    (lambda m: m.run({}), "argument 'command' must be a string, not NoneType"),
+    (lambda m: m.run("view"), "the arguments must be an object, not str"),  # type: ignore[arg-type]
+    (lambda m: m.run(["view"]), "the arguments must be an object, not list"),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    COMMANDS_NOT_GIVEN_AS_TEXT,
+    ids=["list", "list-positional", "dict", "int", "none", "str-arguments", "list-arguments"],
+)
+def test_a_memory_call_whose_command_is_not_text_is_refused_in_one_line(
+    memory: Memory, kit: ad.Toolkit, box: Path, call: Callable[[Memory], object], says: str
+) -> None:
+    before = everything(box)
+    with pytest.raises(ad.ArgumentError) as info:
+        call(memory)
+    assert str(info.value) == f"memory: {says}"
+    assert everything(box) == before
+    assert [r.outcome for r in records(kit, "memory")] == [ad.Outcome.COMPLETED]  # the create
+
+
+def test_a_models_command_that_is_not_text_is_one_line(memory: Memory, kit: ad.Toolkit) -> None:
+    text = kit.handle("memory", {"command": ["view"], "path": "/memories"})
+    assert text.startswith("error: ArgumentError: memory: argument 'command'"), text
+    assert "\n" not in text
 
 
 @pytest.mark.parametrize("view_range", [[1], [1, 2, 3], [3, 1], [-1, 2], [0, 2], [2, -2]])

@@ -93,6 +93,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._http",
         "adapters._process",
         "adapters._rootfs",
+        "adapters._roottree",
         "adapters._searchindex",
         "adapters._transport",
         "adapters._urls",

@@ -139,27 +139,41 @@ def set_result_text(
     messages: list[dict[str, Any]], result: ToolResult, text: str, shape: Shape
 ) -> None:
     """Replace a result's content with `text`, in place, keeping the kind of content
-    (a string stays a string; a list becomes a list of one text part)."""
+    (a string stays a string; a list becomes a list of one text part, which keeps the
+    `cache_control` of the parts it replaces: a caller's cache breakpoint stays)."""
     if shape == "anthropic":
         assert result.block is not None
         block = messages[result.index]["content"][result.block]
+        content = block.get("content")
         block["content"] = (
             text
-            if isinstance(block.get("content"), str) or "content" not in block
-            else [{"type": "text", "text": text}]
+            if isinstance(content, str) or "content" not in block
+            else [_text_part("text", text, content)]
         )
     elif shape == "openai-responses":
         item = messages[result.index]
+        output = item.get("output")
         item["output"] = (
-            text if isinstance(item.get("output"), str) else [{"type": "input_text", "text": text}]
+            text if isinstance(output, str) else [_text_part("input_text", text, output)]
         )
     else:
         message = messages[result.index]
+        content = message.get("content")
         message["content"] = (
-            text
-            if not isinstance(message.get("content"), list)
-            else [{"type": "text", "text": text}]
+            text if not isinstance(content, list) else [_text_part("text", text, content)]
         )
+
+
+def _text_part(kind: str, text: str, replaced: object) -> dict[str, Any]:
+    """A text part of `kind` holding `text`, with the `cache_control` of the last of the
+    `replaced` parts that has one."""
+    part: dict[str, Any] = {"type": kind, "text": text}
+    for old in reversed(replaced if isinstance(replaced, list) else []):
+        mark = old.get("cache_control") if isinstance(old, Mapping) else None
+        if mark is not None:
+            part["cache_control"] = dict(mark) if isinstance(mark, Mapping) else mark
+            break
+    return part
 
 
 def message_tokens(

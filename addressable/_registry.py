@@ -18,7 +18,7 @@ from ._errors import ArgumentError
 from ._models import Record, Result
 from ._modeltools import REPLAY_TOOL, FunctionTool, ModelTool, definition, result_text
 from ._recorder import RECORDED, Recorder
-from .ids import content_hash
+from .ids import content_hash, quoted
 
 
 class ToolRegistry:
@@ -98,10 +98,17 @@ class ToolRegistry:
     def _callable(
         self, name: str, arguments: Mapping[str, Any] | str | None
     ) -> tuple[ModelTool, dict[str, Any]] | str:
-        tool = self._model_tools.get(name)
+        # A model's name may be anything its API let through: not a string (unhashable,
+        # even), or megabytes long; the error quotes only the start of it.
+        tool = self._model_tools.get(name) if isinstance(name, str) else None
         if tool is None:
             known = ", ".join(sorted(self._model_tools))
-            return f"error: there is no tool named {name!r}; the tools are: {known}"
+            if not isinstance(name, str):
+                return (
+                    f"error: a tool's name is a string, not {type(name).__name__}; "
+                    f"the tools are: {known}"
+                )
+            return f"error: there is no tool named {quoted(name)}; the tools are: {known}"
         parsed = _parse_arguments(arguments)
         if isinstance(parsed, str):
             return parsed

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 NAME = REPLAY_TOOL
 CONTEXT_LINES = 2  # lines shown around each match of `pattern`
 CLOSE_AMONG = 1000  # newest records an unknown id is compared with, for close ones
+# Characters an id argument may have: an id is 16, a model may pad it; a longer one is
+# refused by the schema, in one line, before anything quotes it.
+ID_ARGUMENT_LENGTH = 64
 PATTERN_LENGTH = 1000  # characters a pattern may have
 # Seconds a pattern may take over a whole result: a model's regular expression can take
 # exponential time on a short line ("(a+)+$"), and matching holds the interpreter.
@@ -51,6 +54,7 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "id": {
             "type": "string",
+            "maxLength": ID_ARGUMENT_LENGTH,
             "description": "the result id from the stub (8 to 16 hex characters)",
         },
         "start_line": {
@@ -80,7 +84,8 @@ SCHEMA: dict[str, Any] = {
 
 
 class Kit(Protocol):
-    """What the replay tool needs of the kit it is registered with."""
+    """What the replay tool needs of the kit it is registered with (and its `session`,
+    if it has one: an unknown id is compared with that session's ids only)."""
 
     @property
     def store(self) -> Store: ...
@@ -109,7 +114,14 @@ class ReplayTool:
         without an id string is left for `handle` to say what it needs."""
         if not isinstance(arguments.get("id"), str):
             return dict(arguments)
-        return check_arguments(SCHEMA, arguments, NAME)
+        checked = check_arguments(SCHEMA, arguments, NAME)
+        start, end = checked.get("start_line"), checked.get("end_line")
+        if start is not None and end is not None and end < start:
+            raise ArgumentError(
+                f"{NAME}: end_line is before start_line; give a range that ends at or "
+                "after its start"
+            )
+        return checked
 
     def handle(self, arguments: dict[str, Any]) -> str:
         raw_id = arguments.get("id")
@@ -124,7 +136,8 @@ class ReplayTool:
             return f"error: {exc}. Ask again with the id exactly as the stub shows it."
         except AmbiguousId as exc:
             shown = ", ".join(exc.candidates[:5])
-            return f"error: {raw_id!r} matches several results ({shown}); ask again with a full id."
+            prefix = raw_id.strip().lower()  # checked: a short run of hex digits
+            return f"error: {prefix!r} matches several results ({shown}); ask again with a full id."
         except Expired as exc:
             return f"error: {exc}"
         except NotFound:
@@ -136,14 +149,14 @@ class ReplayTool:
         if result.record.media_type == BLOCKS:  # text with images or files beside it
             content, _ = decode_blocks(result.payload)
             beside = f"[with it: {describe(content)}, not shown as text]"
-            return "\n".join([_select(blocks_text(content), arguments), beside])
+            return "\n".join([select(blocks_text(content), arguments), beside])
         binary = payload_text(result.payload, result.record.media_type) is None
         if binary and not self._kit.has_renderer(result.record.tool):
             return (
                 f"[binary content: {len(result.payload):,} bytes of "
                 f"{result.record.media_type}; it cannot be shown as text]"
             )
-        return _select(self._kit.render(result), arguments)
+        return select(self._kit.render(result), arguments)
 
     def content(self, arguments: dict[str, Any], shape: str = "anthropic") -> str | list[Any]:
         """What `handle` gives, but a result stored with images or files comes back
@@ -152,20 +165,22 @@ class ReplayTool:
         was stored from that shape. A Chat Completions tool message ("openai") takes
         text only: it gets the text. The arguments are checked as `kit.handle` checks
         them: a bad one is an `error: ...` text, not an exception."""
+        # Text, and every failure, as `kit.handle` gives it: one line for a bad argument
+        # or a pattern that ran too long, never an exception.
         try:
             arguments = self.checked(arguments)
         except ArgumentError:
-            return self._kit.handle(NAME, arguments)  # its one way of saying what is wrong
+            return self._kit.handle(NAME, arguments)
         selects = any(arguments.get(k) for k in ("start_line", "end_line", "pattern"))
         raw_id = arguments.get("id")
         if shape == "openai" or selects or arguments.get("max_tokens") is not None:
-            return self.handle(arguments)
+            return self._kit.handle(NAME, arguments)
         try:
             result = self._replay(str(raw_id))
         except AddressableError:
-            return self.handle(arguments)
+            return self._kit.handle(NAME, arguments)
         if not result.ok or result.record.media_type != BLOCKS:
-            return self.handle(arguments)
+            return self._kit.handle(NAME, arguments)
         content, stored = decode_blocks(result.payload)
         return to_shape(content, stored, shape)
 
@@ -182,9 +197,16 @@ class ReplayTool:
             return self._kit.replay(owner)
 
     def _not_found(self, text: str) -> str:
-        # Among the newest records, the ones a model has seen: not the whole store, which
-        # a model could make every wrong id read.
-        recent = self._kit.store.records(newest_first=True, limit=CLOSE_AMONG)
+        # Close ids only among the newest records of the kit's own session, the ones its
+        # model can have seen: not the whole store, which a model could make every wrong
+        # id read, nor another session's, whose ids would leak. (A Toolkit always has a
+        # session; another kit without one gets no hints.)
+        session = getattr(self._kit, "session", None)
+        recent = (
+            self._kit.store.records(session=session, newest_first=True, limit=CLOSE_AMONG)
+            if isinstance(session, str)
+            else ()
+        )
         close = _closest(text, (r.id for r in recent))
         hint = f" Close ids: {', '.join(close)}." if close else ""
         return (
@@ -193,13 +215,19 @@ class ReplayTool:
         )
 
 
-def _select(text: str, arguments: dict[str, Any]) -> str:
+def select(text: str, arguments: Mapping[str, Any]) -> str:
+    """What `replay_result` gives of `text` for the `arguments` (checked, see
+    `ReplayTool.checked`): a range of numbered lines, the lines a pattern matches in
+    context, at most about `max_tokens`; `text` exactly when none is asked. A pattern
+    that runs too long raises `ArgumentError`."""
     start, end = arguments.get("start_line"), arguments.get("end_line")
     pattern, cap = arguments.get("pattern"), arguments.get("max_tokens")
     if start is None and end is None and not pattern and cap is None:
         return text  # no range, pattern or cap: the whole payload, exactly
     lines = text.splitlines()
     first = max(1, int(start or 1))
+    if start is not None and first > len(lines):  # an answer, as a pattern matching none is
+        return f"[start_line is past the end: the text has {len(lines)} lines]"
     last = min(len(lines), int(end or len(lines)))
     numbered = [(n, lines[n - 1]) for n in range(first, last + 1)]
     header = f"[lines {first}-{last} of {len(lines)}]"
@@ -207,9 +235,9 @@ def _select(text: str, arguments: dict[str, Any]) -> str:
         numbered, header = _matching(numbered, str(pattern), len(lines))
     body = [f"{n}: {line}" if n else line for n, line in numbered]
     if cap is not None:
-        body, cut = _capped(body, int(cap))
-        if cut is not None:
-            body.append(f"[truncated at about {cap} tokens: ask with start_line={cut} for more]")
+        body, note = _capped(body, int(cap))
+        if note is not None:
+            body.append(note)
     return "\n".join([header, *body])
 
 
@@ -244,17 +272,60 @@ def _matching(
     return out, f"[{len(hits)} lines match {pattern!r} of {total}]"
 
 
-def _capped(body: list[str], cap: int) -> tuple[list[str], int | None]:
+def _capped(body: list[str], cap: int) -> tuple[list[str], str | None]:
+    """The lines of `body` that fit in about `cap` tokens, and the note that says where
+    they were cut (None when all fit). A first line over the cap on its own is cut
+    inside, between two characters: a payload on one line (minified JSON) is capped too."""
     kept: list[str] = []
     used = 0
-    for line in body:
+    for i, line in enumerate(body):
         cost = count_tokens(line) + 1
-        if used + cost > cap and kept:
-            number = line.split(":", 1)[0]
-            return kept, int(number) if number.isdigit() else None
-        kept.append(line)
-        used += cost
+        if used + cost <= cap:
+            kept.append(line)
+            used += cost
+            continue
+        after = _first_number(body[i:]) if kept else _first_number(body[i + 1 :])
+        more = f": ask with start_line={after} for more" if after is not None else ""
+        if kept:
+            return kept, f"[truncated at about {cap} tokens{more}]"
+        label, text = _label(line)
+        head = _head(text, max(1, cap - 1 - count_tokens(label)), cost - 1)
+        kept.append(label + head)
+        number = f"line {label[:-2]}" if label else "the line"
+        more = f"; start_line={after} gives the lines after it" if after is not None else ""
+        return kept, (
+            f"[{number} cut at about {cap} tokens, after {len(head):,} of its "
+            f"{len(text):,} characters: a larger max_tokens shows more of it{more}]"
+        )
     return kept, None
+
+
+def _label(line: str) -> tuple[str, str]:
+    """("12: ", text) of a numbered line of `select`'s body; ("", line) of another."""
+    number, sep, text = line.partition(": ")
+    return (number + sep, text) if sep and number.isdigit() else ("", line)
+
+
+def _first_number(body: list[str]) -> int | None:
+    """The number of the first numbered line of `body`, if any is."""
+    for line in body:
+        label, _ = _label(line)
+        if label:
+            return int(label[:-2])
+    return None
+
+
+def _head(text: str, budget: int, tokens: int) -> str:
+    """The start of `text` (of `tokens` tokens) that fits in about `budget` tokens, cut
+    between two characters: first at the share of characters the budget is of the
+    tokens, then shorter while it does not fit."""
+    end = len(text) * budget // max(1, tokens)
+    while end > 0:
+        used = count_tokens(text[:end])
+        if used <= budget:
+            break
+        end = min(end - 1, end * budget // used)
+    return text[:end]
 
 
 def _closest(text: str, ids: Any, most: int = 3) -> list[str]:

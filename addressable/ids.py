@@ -38,6 +38,7 @@ __all__ = [
 
 ID_LENGTH = 16  # hex characters: 64 bits
 MIN_PREFIX = 6  # shortest prefix that resolves
+QUOTED_CHARS = 40  # characters of a typed value an error message quotes, at most
 _HEX = re.compile(r"[0-9a-f]+")
 _SCALARS = frozenset({str, int, bool, type(None)})  # floats are checked: NaN is not JSON
 # JSON's scalars as Python gives them: values of these exact types are kept as given.
@@ -225,13 +226,15 @@ def check_prefix(text: str) -> str:
         raise BadId("empty result id: ids are 16 hex characters (a prefix of 6 or more resolves)")
     if not _HEX.fullmatch(candidate):
         raise BadId(
-            f"{text!r} is not a result id: ids are 16 hex characters 0-9a-f "
+            f"{quoted(text)} is not a result id: ids are 16 hex characters 0-9a-f "
             "(a prefix of 6 or more resolves)"
         )
     if len(candidate) < MIN_PREFIX:
-        raise BadId(f"id prefix {text!r} is too short: give at least {MIN_PREFIX} characters")
+        raise BadId(f"id prefix {quoted(text)} is too short: give at least {MIN_PREFIX} characters")
     if len(candidate) > ID_LENGTH:
-        raise BadId(f"{text!r} is too long for a result id: ids are {ID_LENGTH} hex characters")
+        raise BadId(
+            f"{quoted(text)} is too long for a result id: ids are {ID_LENGTH} hex characters"
+        )
     return candidate
 
 
@@ -239,5 +242,15 @@ def check_id(text: str) -> str:
     """Normalise a full id, or raise `BadId`."""
     candidate = check_prefix(text)
     if len(candidate) != ID_LENGTH:
-        raise BadId(f"{text!r} is a prefix, not a full result id of {ID_LENGTH} hex characters")
+        raise BadId(
+            f"{quoted(text)} is a prefix, not a full result id of {ID_LENGTH} hex characters"
+        )
     return candidate
+
+
+def quoted(value: str) -> str:
+    """`value` quoted for an error message, cut to its first `QUOTED_CHARS` characters:
+    what a model or a user typed can be megabytes long, and an error is one short line."""
+    if len(value) <= QUOTED_CHARS:
+        return repr(value)
+    return f"{value[:QUOTED_CHARS]!r}… ({len(value):,} characters)"

@@ -153,6 +153,46 @@ def test_an_anthropic_message_object_itself(kit: ad.Toolkit) -> None:
     assert isinstance(result.messages[1], Message) and result.messages[1].id == resp.id
 
 
+def test_a_cache_breakpoint_inside_a_tool_result_stays_on_its_stub(kit: ad.Toolkit) -> None:
+    import anthropic
+    from anthropic.types import (
+        CacheControlEphemeralParam,
+        Message,
+        MessageParam,
+        TextBlockParam,
+        ToolResultBlockParam,
+    )
+
+    resp = Message.model_validate(anthropic_turn(0, "json"))
+    text = kit.handle("lookup", {"name": "json"})
+    mark = CacheControlEphemeralParam(type="ephemeral", ttl="1h")
+    parts: list[TextBlockParam] = [
+        TextBlockParam(type="text", text=text[:100]),
+        TextBlockParam(type="text", text=text[100:], cache_control=mark),
+    ]
+    result_block = ToolResultBlockParam(type="tool_result", tool_use_id="toolu_0", content=parts)
+    messages: list[MessageParam] = [
+        {"role": "user", "content": TASK},
+        {"role": "assistant", "content": resp.content},
+        {"role": "user", "content": [result_block]},
+        {"role": "assistant", "content": "ok"},
+    ]
+    result = ad.compact(messages, kit=kit, keep_last=0)
+    assert [e.call_id for e in result.evicted] == ["toolu_0"]
+
+    recorder = Recorder(ANTHROPIC_DONE)
+    client = anthropic.Anthropic(
+        api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(recorder))
+    )
+    client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=result.messages)
+    (sent,) = recorder.bodies[0]["messages"][2]["content"]
+    (stub,) = sent["content"]
+    assert ad.parse_stub(stub["text"]) is not None
+    assert stub == {"type": "text", "text": stub["text"], "cache_control": dict(mark)}
+    assert parts[1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}  # input unchanged
+    assert "cache_control" not in parts[0]
+
+
 CHAT_DONE = {
     "id": "chatcmpl-done",
     "object": "chat.completion",

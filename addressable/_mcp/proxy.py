@@ -21,12 +21,14 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from .._errors import AddressableError, DeadlineExceeded
+from .._blocks import describe
+from .._errors import AddressableError, ArgumentError, DeadlineExceeded
 from .._exitcodes import EXIT_FAILURE, EXIT_OK
 from .._models import Determinism, Outcome, Record, Status
 from .._replaytool import DESCRIPTION as REPLAY_DESCRIPTION
 from .._replaytool import NAME as REPLAY
 from .._replaytool import SCHEMA as REPLAY_SCHEMA
+from .._replaytool import ReplayTool, select
 from .._stores import Store
 from .._toolkit import RecordOptions, Toolkit
 from . import results
@@ -133,16 +135,46 @@ class Proxy:
                 record = self.kit.get(wanted)
             except AddressableError:
                 record = None
-        if whole and record is not None and record.meta.get("mcp") == KIND:
-            result = await anyio.to_thread.run_sync(self.kit.replay, record.id)
-            original = types.CallToolResult.model_validate_json(result.payload)
-            return _linked(original, record)
+        if record is not None and record.meta.get("mcp") == KIND:
+            try:
+                result = await anyio.to_thread.run_sync(self.kit.replay, record.id)
+            except AddressableError:
+                result = None  # gone since, or damaged: replay_result's text says which
+            if result is not None:
+                original = types.CallToolResult.model_validate_json(result.payload)
+                if whole:
+                    return _linked(original, record)
+                return await self._selected(original, record, arguments)
         text = await self.kit.ahandle(REPLAY, arguments)
         content: list[Any] = [types.TextContent(type="text", text=text)]
         failed = text.startswith("error: ")
         if record is not None and not failed:
             content.append(results.link(record))
         return types.CallToolResult(content=content, is_error=failed)
+
+    async def _selected(
+        self, original: types.CallToolResult, record: Record, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        """A range, pattern or cap of a stored upstream result: taken of the text the
+        upstream sent (its text blocks), not of the JSON the result is stored as."""
+        tool = ReplayTool(self.kit)
+
+        def select_text() -> str:
+            try:
+                text = select(_text_of(original), tool.checked(arguments))
+            except ArgumentError as exc:  # as kit.handle says it
+                return self.kit.secrets.mask(f"error: {type(exc).__name__}: {exc}")
+            beside = describe([b.model_dump(by_alias=True) for b in original.content])
+            if beside:  # as replay_result says it of a result with images beside its text
+                text += f"\n[with it: {beside}, not shown as text]"
+            return self.kit.secrets.mask(text)
+
+        text = await anyio.to_thread.run_sync(select_text)  # a pattern may take a while
+        failed = text.startswith("error: ")
+        content: list[Any] = [types.TextContent(type="text", text=text)]
+        if not failed:
+            content.append(results.link(record))
+        return types.CallToolResult(content=content, is_error=failed or bool(original.is_error))
 
     def _failure(self, name: str, exc: Exception) -> Exception:
         """What went wrong with a call, as the exception to record."""
@@ -241,6 +273,11 @@ async def _main(store: Store, config: McpConfig, command: list[str]) -> None:
 def _linked(result: types.CallToolResult, record: Record) -> types.CallToolResult:
     """The result as it came, with a link to its record beside the original content."""
     return result.model_copy(update={"content": [*result.content, results.link(record)]})
+
+
+def _text_of(result: types.CallToolResult) -> str:
+    """The text of an upstream result: its text blocks, one after another."""
+    return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
 
 
 def _first_text(result: types.CallToolResult) -> str | None:

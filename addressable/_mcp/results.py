@@ -11,6 +11,7 @@ from .._errors import AddressableError, AmbiguousId, BadId, Expired, IntegrityEr
 from .._models import Record
 from .._payload import payload_text
 from .._toolkit import Toolkit
+from ..ids import quoted
 from ._sdk import MCPError, Server, ServerRequestContext, types
 
 SCHEME = "addressable://result/"
@@ -51,7 +52,7 @@ def read(kit: Toolkit, uri: str) -> types.ReadResourceResult:
     if not uri.startswith(SCHEME) or uri == SCHEME:
         raise MCPError(
             code=types.INVALID_PARAMS,
-            message=f"unknown resource {uri!r}: stored results are {TEMPLATE}",
+            message=f"unknown resource {quoted(uri)}: stored results are {TEMPLATE}",
         )
     try:
         result = kit.replay(uri.removeprefix(SCHEME))

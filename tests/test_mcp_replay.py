@@ -1,0 +1,93 @@
+"""`replay_result` and resources/read through `addressable mcp proxy` and `serve`, as
+real subprocesses: a range, a pattern or a cap works on the text the upstream sent, not
+on the JSON it is stored as; an id megabytes long is a short error."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from .test_mcp import UPSTREAM, link_of, run, session, texts
+
+ROWS = "\n".join(f"row {k}: alpha beta gamma {k * 7}" for k in range(200))
+
+
+def test_proxy_replay_selects_on_the_upstream_text(tmp_path: Path) -> None:
+    upstream = ("--", sys.executable, str(UPSTREAM))
+
+    async def scenario() -> None:
+        async with session(tmp_path / "store", "proxy", *upstream) as client:
+            await client.list_tools()
+            echoed = await client.call_tool("echo", {"text": ROWS})  # the upstream upper-cases
+            record_id = link_of(echoed).uri.rsplit("/", 1)[1]
+
+            ranged = await client.call_tool(
+                "replay_result", {"id": record_id, "start_line": 3, "end_line": 5}
+            )
+            assert not ranged.is_error
+            assert texts(ranged) == [
+                "[lines 3-5 of 200]\n3: ROW 2: ALPHA BETA GAMMA 14\n"
+                "4: ROW 3: ALPHA BETA GAMMA 21\n5: ROW 4: ALPHA BETA GAMMA 28"
+            ]
+            assert link_of(ranged).uri.endswith(record_id)
+
+            found = await client.call_tool("replay_result", {"id": record_id, "pattern": "ROW 17:"})
+            lines = texts(found)[0].splitlines()
+            assert lines[0] == "[1 lines match 'ROW 17:' of 200]"
+            assert lines[3] == "18: ROW 17: ALPHA BETA GAMMA 119" and len(lines) == 6
+
+            capped = await client.call_tool("replay_result", {"id": record_id, "max_tokens": 20})
+            (text,) = texts(capped)
+            assert text.startswith("[lines 1-200 of 200]\n1: ROW 0: ALPHA BETA GAMMA 0\n")
+            assert text.endswith("for more]") and len(text) < 200
+
+            bad = await client.call_tool(
+                "replay_result", {"id": record_id, "start_line": 5, "end_line": 2}
+            )
+            assert bad.is_error
+            assert texts(bad)[0].startswith("error: ArgumentError: replay_result: end_line is")
+
+            picture = await client.call_tool("picture", {})
+            picture_id = link_of(picture).uri.rsplit("/", 1)[1]
+            part = await client.call_tool("replay_result", {"id": picture_id, "pattern": "pic"})
+            assert texts(part) == [
+                "[1 lines match 'pic' of 1]\n1: a picture\n"
+                "[with it: 1 image (image/png, 768 bytes), not shown as text]"
+            ]
+            # asked whole, it is the upstream's result as it came
+            whole = await client.call_tool("replay_result", {"id": picture_id})
+            assert whole.content == picture.content
+
+    run(scenario)
+
+
+def test_a_huge_id_or_uri_is_a_short_error(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n")
+
+    async def scenario() -> None:
+        async with session(tmp_path / "store", "serve", "files", "--root", str(work)) as client:
+            answer = await client.call_tool("replay_result", {"id": "a" * 1_000_000})
+            assert answer.is_error
+            (text,) = texts(answer)
+            assert text == (
+                "error: ArgumentError: replay_result: argument 'id' does not fit (str): "
+                "String should have at most 64 characters"
+            )
+            for uri in ("addressable://result/" + "a" * 1_000_000, "file:///" + "x" * 1_000_000):
+                with pytest.raises(MCPError) as raised:
+                    await client.read_resource(uri)
+                assert "(1,000,0" in raised.value.message and len(raised.value.message) < 200
+            named = await client.call_tool("n" * 1_000_000, {})
+            assert named.is_error and len(texts(named)[0]) < 200
+            assert isinstance(named.content[0], types.TextContent)
+
+    run(scenario)

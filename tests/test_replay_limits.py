@@ -1,0 +1,172 @@
+"""`replay_result` at its limits: a cap on one long line, ranges that cannot be met,
+ids megabytes long, and hints that stay within the session that asks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import addressable as ad
+
+from .conftest import FakeClock
+
+# Minified JSON: 2,000 items, one line of about 270,000 characters.
+ONE_LINE = json.dumps(
+    [{"id": i, "name": f"item-{i}", "desc": "lorem ipsum " * 8} for i in range(2000)]
+)
+FORTY = "\n".join(f"l{i}" for i in range(1, 41))
+
+
+@pytest.fixture
+def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
+    return disk_kit
+
+
+def record(kit: ad.Toolkit, text: str) -> ad.Result:
+    return kit.record("api", {"q": text[:10]}, text.encode(), determinism="nondeterministic")
+
+
+def replay(kit: ad.Toolkit, **arguments: object) -> str:
+    return kit.handle("replay_result", arguments)
+
+
+def test_a_cap_cuts_inside_a_line_longer_than_the_cap(kit: ad.Toolkit) -> None:
+    stored = record(kit, ONE_LINE + "\nsecond line")
+    out = replay(kit, id=stored.id, max_tokens=50)
+    header, body, note = out.split("\n")
+    assert header == "[lines 1-2 of 2]"
+    assert body.startswith('1: [{"id": 0, "name": "item-0"') and ONE_LINE.startswith(body[3:])
+    assert ad.count_tokens(body) <= 55
+    shown = len(body) - len("1: ")
+    assert note == (
+        f"[line 1 cut at about 50 tokens, after {shown:,} of its {len(ONE_LINE):,} "
+        "characters: a larger max_tokens shows more of it; start_line=2 gives the lines "
+        "after it]"
+    )
+    assert ad.count_tokens(out) < 120  # was the whole line: over 70,000 tokens
+
+
+def test_a_cap_of_a_single_line_payload_says_it_is_cut(kit: ad.Toolkit) -> None:
+    stored = record(kit, ONE_LINE)
+    out = replay(kit, id=stored.id, max_tokens=10)
+    assert out.splitlines()[-1].startswith("[line 1 cut at about 10 tokens, after ")
+    assert "start_line=" not in out  # there is no line after it
+    assert ad.count_tokens(out) < 80
+    whole = replay(kit, id=stored.id, max_tokens=200_000)  # a cap over the line: all of it
+    assert whole == f"[lines 1-1 of 1]\n1: {ONE_LINE}"
+
+
+def test_a_cap_after_a_separator_still_says_where_to_go_on(kit: ad.Toolkit) -> None:
+    text = "\n".join(f"row {n}: {'hit' if n in (3, 30) else 'x'}" for n in range(1, 41))
+    # Room for the five lines around line 3 and not for the "--" after them.
+    around = [f"{n}: row {n}: {'hit' if n == 3 else 'x'}" for n in range(1, 6)]
+    cap = sum(ad.count_tokens(line) + 1 for line in around) + 1
+    out = replay(kit, id=record(kit, text).id, pattern="hit", max_tokens=cap)
+    lines = out.splitlines()
+    assert lines[1:-1] == around
+    assert lines[-1] == f"[truncated at about {cap} tokens: ask with start_line=28 for more]"
+
+
+def test_an_end_before_the_start_is_an_error(kit: ad.Toolkit) -> None:
+    stored = record(kit, FORTY)
+    out = replay(kit, id=stored.id, start_line=5, end_line=2)
+    assert out == (
+        "error: ArgumentError: replay_result: end_line is before start_line; give a range "
+        "that ends at or after its start"
+    )
+    content = ad.handle_content(
+        kit, "replay_result", {"id": stored.id, "start_line": 5, "end_line": 2}
+    )
+    assert content == out  # the SDK integrations' path says the same
+    assert replay(kit, id=stored.id, start_line=5, end_line=5) == "[lines 5-5 of 40]\n5: l5"
+
+
+def test_a_start_past_the_end_says_how_many_lines_there_are(kit: ad.Toolkit) -> None:
+    stored = record(kit, FORTY)
+    expected = "[start_line is past the end: the text has 40 lines]"
+    assert replay(kit, id=stored.id, start_line=500) == expected
+    assert replay(kit, id=stored.id, start_line=41, end_line=60) == expected
+    assert replay(kit, id=stored.id, start_line=10**30, pattern="l") == expected
+    assert replay(kit, id=stored.id, start_line=40, end_line=60) == "[lines 40-40 of 40]\n40: l40"
+
+
+def test_a_pattern_that_runs_too_long_is_a_text_through_handle_content(kit: ad.Toolkit) -> None:
+    slow = kit.record("t", {}, b"a" * 60 + b"!\nplain\n", determinism="deterministic")
+    out = ad.handle_content(kit, "replay_result", {"id": slow.id, "pattern": "(a|aa)+$"})
+    assert isinstance(out, str)
+    assert out.startswith("error: ArgumentError: the pattern '(a|aa)+$' took over")
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        pytest.param("x" * 10_000_000, id="not-hex"),
+        pytest.param("a" * 1_000_000, id="hex-too-long"),
+        pytest.param(" " * 1_000_000 + "abc", id="short-prefix-in-spaces"),
+    ],
+)
+def test_a_huge_id_gives_a_short_error(kit: ad.Toolkit, given: str) -> None:
+    out = replay(kit, id=given)
+    assert out.startswith("error: ") and "\n" not in out
+    assert len(out) < 300
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        pytest.param(
+            "x" * 1_000_000,
+            f"{'x' * 40!r}… (1,000,000 characters) is not a result id",
+            id="not-hex",
+        ),
+        pytest.param(
+            "a" * 1_000_000,
+            f"{'a' * 40!r}… (1,000,000 characters) is too long for a result id",
+            id="too-long",
+        ),
+        pytest.param(
+            " " * 1_000_000 + "abc",
+            f"id prefix {' ' * 40!r}… (1,000,003 characters) is too short",
+            id="too-short",
+        ),
+        pytest.param(
+            "abcdef" + " " * 1_000_000,
+            f"{'abcdef' + ' ' * 34!r}… (1,000,006 characters) is a prefix, not a full",
+            id="a-prefix",
+        ),
+    ],
+)
+def test_the_id_errors_quote_the_start_of_what_was_given(given: str, said: str) -> None:
+    with pytest.raises(ad.BadId) as raised:
+        ad.ids.check_id(given)
+    assert said in str(raised.value)
+    assert len(str(raised.value)) < 200
+
+
+def test_a_short_bad_id_is_quoted_whole(kit: ad.Toolkit) -> None:
+    with pytest.raises(ad.BadId, match=r"^'zz-not-an-id' is not a result id"):
+        ad.ids.check_prefix("zz-not-an-id")
+    with pytest.raises(ad.BadId, match=r"^'abcdef' is a prefix, not a full result id"):
+        ad.ids.check_id("abcdef")
+
+
+def test_close_ids_come_only_from_the_asking_session(store: ad.Store, clock: FakeClock) -> None:
+    mine = ad.Toolkit(store, session="tenant-a", clock=clock)
+    other = ad.Toolkit(store, session="tenant-b", clock=clock)
+    theirs = other.record("notes", {"q": "x"}, b"private", determinism="nondeterministic")
+    guess = theirs.id[:3] + ("0" if theirs.id[3] != "0" else "1") + "000"
+
+    out = mine.handle("replay_result", {"id": guess})
+    assert out.startswith(f"error: no result with id {guess}.")
+    assert theirs.id not in out and "Close ids" not in out
+    # In its own session, the same guess names it.
+    assert f"Close ids: {theirs.id}." in other.handle("replay_result", {"id": guess})
+
+    # Ids are shared across sessions by design: the id itself still replays.
+    assert mine.handle("replay_result", {"id": theirs.id}) == "private"
+    assert mine.handle("replay_result", {"id": theirs.id[:8]}) == "private"
+
+    own = mine.record("notes", {"q": "y"}, b"mine", determinism="nondeterministic")
+    near = own.id[:10] + ("0" if own.id[10] != "0" else "1") + own.id[11:]
+    assert f"Close ids: {own.id}." in mine.handle("replay_result", {"id": near})

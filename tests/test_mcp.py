@@ -155,6 +155,25 @@ def test_serve_runs_only_the_programs_its_config_allows(tmp_path: Path) -> None:
     assert not (work / "made.txt").exists()
 
 
+def test_serve_stops_a_program_whose_output_is_over_its_config_limit(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        f'[serve]\nshell = {{ cwd = "{tmp_path}", allow = ["head"], max_bytes = 1000 }}\n'
+    )
+    store = tmp_path / "store"
+
+    async def scenario() -> None:
+        async with session(store, "serve", "shell", "--config", str(config)) as client:
+            small = await client.call_tool("shell", {"command": "head -c 900 /dev/zero"})
+            assert not small.is_error
+            big = await client.call_tool("shell", {"command": "head -c 5000 /dev/zero"})
+            assert big.is_error and "over the limit of 1,000 bytes" in texts(big)[0]
+
+    run(scenario)
+    sizes = [r["size"] for r in records(store) if r["tool"] == "shell"]
+    assert sizes and max(sizes) < 1000  # the output over the limit is not kept
+
+
 CONFIG = """\
 timeout = 1.5
 

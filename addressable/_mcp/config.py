@@ -94,7 +94,8 @@ class ShellConfig(_Strict):
     pure: list[str] = Field(default_factory=list)
     writes: list[str] = Field(default_factory=list)
     env_allow: list[str] | None = None
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    max_bytes: int = Field(default=10 * 1024 * 1024, gt=0)  # output kept, stdout and stderr
 
 
 class FetchConfig(_Strict):

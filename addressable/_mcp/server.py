@@ -64,7 +64,15 @@ def add_adapters(kit: Toolkit, names: Sequence[str], config: ServeConfig) -> lis
                 options["env_allow"] = shell.env_allow
             if shell.allow is not None:
                 options["allow"] = shell.allow
-            made.append(Shell(kit, cwd=shell.cwd, timeout=shell.timeout, **options))
+            made.append(
+                Shell(
+                    kit,
+                    cwd=shell.cwd,
+                    timeout=shell.timeout,
+                    max_bytes=shell.max_bytes,
+                    **options,
+                )
+            )
         else:
             raise ConfigError(
                 f"unknown adapter {name!r}: use fetch, search, shell, files or memory"

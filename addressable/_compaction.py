@@ -17,7 +17,8 @@ the prompt cache whole in between.
 
 A stub leaves out the values the list shows outside tool results and in the stubs
 before it, and shows the short id the store gave its record. Once made, it is
-remembered by the kit: the same result compacted again gives the same bytes.
+remembered by the store: the same result compacted again gives the same bytes, in any
+kit on the same store.
 """
 
 from __future__ import annotations
@@ -104,9 +105,10 @@ def compact(
     a small result. `pins` are record or tool-call ids to keep whole; `pending_keys` are
     keys a pending step depends on (the newest result of each stays). Results the kit
     did not make are ingested first, keyed by their tool-call id, as Claims unless
-    `determinism_of` names their tool. `system` counts in the tokens. Raises
-    `MalformedMessages` naming the offending message index when the list is not well
-    formed, and `ArgumentError` for a limit that cannot be obeyed.
+    `determinism_of` names their tool; a side effect is then an Action whose outcome is
+    `unknown`, which stays whole (nobody said what it did). `system` counts in the
+    tokens. Raises `MalformedMessages` naming the offending message index when the list
+    is not well formed, and `ArgumentError` for a limit that cannot be obeyed.
 
     Each record a stub points to is pinned (reason "stub", see `STUB_PIN_AGE`), so that
     gc keeps it while the stub can be in use: the pin ends `STUB_PIN_AGE` after the last

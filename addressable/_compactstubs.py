@@ -1,12 +1,17 @@
 """The stubs compaction puts in place of the results it evicts, each made once: the
-kit remembers it, so that the same result compacted again gives the same bytes."""
+store remembers it (and the kit, to read it once), so that the same result compacted
+again gives the same bytes, in any process on the same store."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter
 
 from ._compactkit import Toolkit
 from ._errors import AddressableError
@@ -17,6 +22,7 @@ from ._models import Claim, Reference
 from ._stubs import parse_stub, short_id
 from ._summarize import Summarizer
 from ._tokens import count_tokens
+from .ids import content_hash
 
 
 def make_stubs(
@@ -27,15 +33,16 @@ def make_stubs(
     budget: int,
     summarizer: Summarizer | None,
     system: str | None,
-) -> dict[str, tuple[Reference | Claim, str]]:
+) -> dict[str, _Stub]:
     """The stub of every candidate, by tool-call id, made oldest first.
 
     What a stub leaves out is what stays in sight without it: the values the list shows
     outside tool results (the task, the agent's words, the calls' arguments), in the
     results kept whole, and in the stubs of the results before it (those already in the
-    list, and those the candidates before it get). A stub, once made, is remembered (by
-    the kit, for the same result at the same place of the same conversation), so that
-    compacting the list again later gives the same bytes, whatever was said since."""
+    list, and those the candidates before it get). A stub, once made, is remembered by
+    the store (for the same result at the same place of the same conversation), so that
+    compacting the list again later gives the same bytes, whatever was said since, in
+    any kit on the same store (a second worker, a restarted harness)."""
     by_call = {c.result.call_id: c for c in candidates}
     # What stays in sight whatever this compaction does: the text outside tool results,
     # and the results it keeps whole (the newest, the small, the pinned). A kept result
@@ -49,7 +56,7 @@ def make_stubs(
     made = _made_by(kit)
     before: list[str] = []  # the stubs of the results before the one at hand
     prefix = hashlib.blake2b(digest_size=16)  # the conversation up to the result at hand
-    stubs: dict[str, tuple[Reference | Claim, str]] = {}
+    stubs: dict[str, _Stub] = {}
     at = 0
     for result in conversation.results:
         for message in messages[at : result.index + 1]:
@@ -62,7 +69,7 @@ def make_stubs(
         if candidate is None:
             continue
         memo = (candidate.record.id, result.call_id, budget, prefix.hexdigest())
-        stub = made.get(memo) if summarizer is None else None
+        stub = _remembered(kit, made, memo) if summarizer is None else None
         if stub is None:
             try:
                 stub = make_stub(
@@ -80,7 +87,7 @@ def make_stubs(
             except AddressableError:
                 continue  # the store could not give it back: the original stays
             if summarizer is None:
-                _remember(made, memo, stub)
+                _remember(kit, made, memo, stub)
         if result.content is None and count_tokens(stub[1]) >= count_tokens(result.text):
             continue  # it would save nothing: the original stays
         stubs[result.call_id] = stub
@@ -88,21 +95,53 @@ def make_stubs(
     return stubs
 
 
-_MADE: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, int, str], Any]] = (
-    weakref.WeakKeyDictionary()
+_Stub = tuple[Reference | Claim, str]  # what is shown in place of a result, and its line
+_Memo = tuple[str, str, int, str]  # record, call, budget, the conversation up to it
+_STUB_ITEM: TypeAdapter[Reference | Claim] = TypeAdapter(
+    Annotated[Reference | Claim, Field(discriminator="kind")]
 )
+_MADE: weakref.WeakKeyDictionary[Any, dict[_Memo, _Stub]] = weakref.WeakKeyDictionary()
 MADE_KEPT = 20_000  # stubs a kit remembers
 
 
-def _made_by(kit: Toolkit) -> dict[tuple[str, str, int, str], tuple[Reference | Claim, str]]:
+def _made_by(kit: Toolkit) -> dict[_Memo, _Stub]:
     return _MADE.setdefault(kit, {})
 
 
-def _remember(
-    made: dict[tuple[str, str, int, str], tuple[Reference | Claim, str]],
-    key: tuple[str, str, int, str],
-    stub: tuple[Reference | Claim, str],
-) -> None:
+def _mark(memo: _Memo) -> str:
+    """The hash the store keeps a stub under: of its record, call, budget and place."""
+    return content_hash("\0".join(str(part) for part in memo).encode())
+
+
+def _remembered(kit: Toolkit, made: dict[_Memo, _Stub], memo: _Memo) -> _Stub | None:
+    """The stub made before for `memo`, by this kit or any on its store."""
+    stub = made.get(memo)
+    if stub is not None:
+        return stub
+    try:
+        kept = kit.store.stub(_mark(memo))
+        if kept is None:
+            return None
+        data = json.loads(kept)
+        item = _STUB_ITEM.validate_python(data["item"])
+        stub = (item, str(data["line"]))
+    except (AddressableError, ValueError, KeyError, TypeError):
+        return None  # unreadable: made again
+    _keep(made, memo, stub)
+    return stub
+
+
+def _remember(kit: Toolkit, made: dict[_Memo, _Stub], memo: _Memo, stub: _Stub) -> None:
+    """Keep a stub just made, in the store (for every kit) and in this kit."""
+    item, line = stub
+    value = json.dumps({"item": item.model_dump(mode="json"), "line": line}).encode()
+    # Not kept for other kits if the store fails: this one still gives the same bytes.
+    with contextlib.suppress(AddressableError):
+        kit.store.set_stub(_mark(memo), memo[0], value)
+    _keep(made, memo, stub)
+
+
+def _keep(made: dict[_Memo, _Stub], memo: _Memo, stub: _Stub) -> None:
     if len(made) >= MADE_KEPT:
         del made[next(iter(made))]  # the oldest
-    made[key] = stub
+    made[memo] = stub

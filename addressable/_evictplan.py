@@ -2,7 +2,8 @@
 
 Not evicted: the newest `keep_last` results (but an exact copy of a later result), a
 replay's result, a stub, what the caller pins, a small result, an Action whose outcome
-is unknown, and the newest result of each key a pending step depends on. The others go
+is unknown (or a result whose text such an Action could have shown too), and the newest
+result of each key a pending step depends on. The others go
 least needed first: those a later result superseded (the same key or the same call
 again), then those whose values the agent's latest messages use least, oldest first.
 """
@@ -20,11 +21,10 @@ from ._compactkit import Toolkit
 from ._errors import AddressableError
 from ._messages import Conversation, Shape, ToolCall, ToolResult, said
 from ._models import Determinism, Outcome, Record, Status
-from ._recorder import RecordOptions
+from ._recorder import RecordOptions, find_ingested
 from ._replaytool import NAME as REPLAY_TOOL
 from ._stubs import parse_stub
 from ._tokens import count_tokens
-from .ids import canonical_args, content_hash, result_id
 
 MIN_EVICT_TOKENS = 30  # a result smaller than this stays: its stub would save too little
 RECENT = 3  # the agent's latest messages that say which results are still in use
@@ -75,14 +75,13 @@ def evictable(
             record = _record_of(
                 kit,
                 result,
-                call.name,
-                call.arguments,
+                call,
                 determinism_of.get(call.name, Determinism.NONDETERMINISTIC),
                 conversation.shape,
             )
         except AddressableError:
             continue  # the store could not take it: the original stays
-        if record.id in pins or _unsettled(kit, record):
+        if record is None or record.id in pins or _unsettled(kit, record):
             continue
         found.append((result, record, _signature(call)))
     last_key: dict[str, int] = {}  # the newest candidate of each key
@@ -136,34 +135,103 @@ def _signature(call: ToolCall) -> str:
 def _record_of(
     kit: Toolkit,
     result: ToolResult,
-    tool: str,
-    arguments: dict[str, Any],
+    call: ToolCall,
     determinism: Determinism,
     shape: Shape,
-) -> Record:
+) -> Record | None:
+    """The record a result shows: the kit's own when it made it, else one ingested now.
+    None when the result must stay whole: a record that could be what it shows is an
+    Action whose effect is not known."""
     if result.content is not None:  # an image or another part that is not text
-        return _record_of_blocks(kit, result, tool, arguments, determinism, shape)
-    shown = kit.shown(result.text)
+        return _record_of_blocks(kit, result, call, determinism, shape)
+    shown = _shown_record(kit, result.text)
     if shown is not None:
-        try:
-            return kit.get(shown)
-        except AddressableError:
-            pass  # gone since (gc): keep the text as it was shown instead
+        if shown.determinism is not Determinism.SIDE_EFFECT and _same_call(shown, call, kit):
+            return shown  # the common case: this call's record, and not an Action
+        found = _call_record(kit, shown, call, determinism)
+        if not isinstance(found, Determinism):
+            return found
+        determinism = found
     return kit.ingest(
         result.call_id,
-        tool,
-        arguments,
+        call.name,
+        call.arguments,
         result.text,
         is_error=result.is_error,
         determinism=determinism,
     ).record
 
 
+def _shown_record(kit: Toolkit, text: str) -> Record | None:
+    """The record the kit remembers showing `text`: the last call that showed it."""
+    shown = kit.shown(text)
+    if shown is None:
+        return None
+    try:
+        return kit.get(shown)
+    except AddressableError:
+        return None  # gone since (gc): the text is kept as it was shown instead
+
+
+def _call_record(
+    kit: Toolkit, shown: Record, call: ToolCall, determinism: Determinism
+) -> Record | Determinism | None:
+    """The record of `call` when the record the kit remembers for its text is an Action,
+    or another call's (two calls showed the same text, an error message say: the kit
+    remembers the last). None if any record that could show the text is an Action whose
+    effect is not known; else, when none is the call's, the determinism to ingest it
+    with (`determinism`, but an Action's if the tool's records are). Rare: the store's
+    records of the call's tool are read only then."""
+    twins: list[Record] = []  # the tool's records with the same payload as `shown`
+    same: list[Record] = []  # the tool's records of the same arguments
+    for record in kit.store.records(tool=call.name):
+        if record.content_hash == shown.content_hash:
+            twins.append(record)
+        elif _same_call(record, call, kit):
+            same.append(record)
+    mine = shown.tool == call.name and _same_call(shown, call, kit)
+    doubtful = twins if mine else [shown, *twins, *same]
+    if any(_unsettled(kit, r) for r in doubtful):
+        return None
+    own = [r for r in twins if _same_call(r, call, kit)]
+    if own:
+        return shown if shown in own else own[-1]
+    if any(r.determinism is Determinism.SIDE_EFFECT for r in twins + same):
+        return Determinism.SIDE_EFFECT  # ingested as an Action: its outcome is unknown
+    return determinism
+
+
+def _same_call(record: Record, call: ToolCall, kit: Toolkit) -> bool:
+    """Whether `record` can be the record of `call`: the same tool, and each argument
+    the call gave that the record holds (a tool records its arguments validated, with
+    its defaults; an adapter, its own) the same value, or the same written as text."""
+    if record.tool != call.name:
+        return False
+    if call.unparsed is not None:
+        return True  # arguments that are not JSON: the tool alone says
+    given = kit.secrets.mask_json(call.arguments) if kit.secrets else call.arguments
+    return all(
+        _same_value(record.args[name], value)
+        for name, value in given.items()
+        if name in record.args
+    )
+
+
+def _same_value(recorded: Any, given: Any) -> bool:
+    if recorded == given:
+        return True
+    scalars = (str, int, float)
+    return (
+        isinstance(recorded, scalars)
+        and isinstance(given, scalars)
+        and (str(recorded) == str(given))
+    )
+
+
 def _record_of_blocks(
     kit: Toolkit,
     result: ToolResult,
-    tool: str,
-    arguments: dict[str, Any],
+    call: ToolCall,
     determinism: Determinism,
     shape: Shape,
 ) -> Record:
@@ -171,22 +239,23 @@ def _record_of_blocks(
     tool-call id: stored once, found again when the list is compacted again."""
     assert result.content is not None
     payload = encode_blocks(result.content, shape)
-    key = f"call:{result.call_id}"
-    if determinism is not Determinism.SIDE_EFFECT:
-        known = result_id(tool, canonical_args(arguments), key, content_hash(payload))
-        try:
-            return kit.get(known)
-        except AddressableError:
-            pass  # not stored yet
+    store, secrets = kit.store, kit.secrets
+    found = find_ingested(
+        store, secrets, result.call_id, call.name, call.arguments, payload, determinism
+    )
+    if found is not None:
+        return found
     options: RecordOptions = {
-        "key": key,
+        "key": f"call:{result.call_id}",
         "media_type": BLOCKS,
         "meta": {"tool_call_id": result.call_id},
     }
     if result.is_error:
         options["status"] = Status.ERROR
         options["error"] = result.text.strip().splitlines()[0][:200] if result.text else "error"
-    return kit.record(tool, arguments, payload, determinism=determinism, **options).record
+    if determinism is Determinism.SIDE_EFFECT:
+        options["outcome"] = Outcome.UNKNOWN  # found in a list: what it did, nobody said
+    return kit.record(call.name, call.arguments, payload, determinism=determinism, **options).record
 
 
 def _unsettled(kit: Toolkit, record: Record) -> bool:

@@ -260,23 +260,23 @@ class Recorder:
     ) -> Result:
         """Store a tool result this kit did not make (as found in a message list),
         keyed by its tool-call id, so that it too can be evicted and replayed. Where it
-        came from is unknown, so it is a Claim unless `determinism` says otherwise.
+        came from is unknown, so it is a Claim unless `determinism` says otherwise; a
+        side effect is an Action whose outcome is `unknown` (nobody said what it did).
         Ingesting the same result again (a list compacted twice) finds the first record
         and adds no observation: the result was not seen again, only read again."""
-        key = f"call:{call_id}"
+        determinism = Determinism(determinism)
         payload = text.encode("utf-8")
-        if Determinism(determinism) is not Determinism.SIDE_EFFECT:
-            known = result_id(tool, canonical_args(arguments), key, content_hash(payload))
-            try:
-                record = self.store.get(known)
-            except AddressableError:
-                pass  # not there yet (or expired): store it below
-            else:
-                return Result(record=record, payload=self.store.read(record))
-        options: RecordOptions = {"key": key, "meta": {"tool_call_id": call_id}}
+        found = find_ingested(
+            self.store, self.secrets, call_id, tool, arguments, payload, determinism
+        )
+        if found is not None:
+            return Result(record=found, payload=self.store.read(found))
+        options: RecordOptions = {"key": f"call:{call_id}", "meta": {"tool_call_id": call_id}}
         if is_error:
             options["status"] = Status.ERROR
             options["error"] = text.strip().splitlines()[0][:200] if text.strip() else "error"
+        if determinism is Determinism.SIDE_EFFECT:
+            options["outcome"] = Outcome.UNKNOWN
         return self.record(tool, arguments, payload, determinism=determinism, **options)
 
     def tokens(self, id: str) -> int:
@@ -287,6 +287,40 @@ class Recorder:
             self.store.set_tokens(record.content_hash, n)
             return n
         return record.tokens
+
+
+def find_ingested(
+    store: Store,
+    secrets: Secrets,
+    call_id: str,
+    tool: str,
+    arguments: Mapping[str, Any],
+    payload: bytes,
+    determinism: Determinism,
+) -> Record | None:
+    """The record an earlier ingest (or compaction) made of a tool call's result found
+    in a message list, if the store still has it: the same tool, arguments and payload
+    (as stored: with the credentials masked), under the key `call:ID`."""
+    key = f"call:{call_id}"
+    args_json = canonical_args(arguments)
+    if secrets:  # what was stored is masked: compare with that
+        payload = secrets.mask_bytes(payload)
+        args_json = canonical_args(secrets.mask_json(arguments))
+    digest = content_hash(payload)
+    if determinism is not Determinism.SIDE_EFFECT:
+        try:
+            return store.get(result_id(tool, args_json, key, digest))
+        except AddressableError:
+            return None  # not there yet (or expired)
+    # An Action's id has a nonce of its own: it is found by its key instead.
+    for record in store.records(key=key, tool=tool):
+        if (
+            record.determinism is Determinism.SIDE_EFFECT
+            and record.content_hash == digest
+            and canonical_args(record.args) == args_json
+        ):
+            return record
+    return None
 
 
 def _validated(

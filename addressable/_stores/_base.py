@@ -202,6 +202,16 @@ class Store(Protocol):
         """The record a shown text (by its hash) stood for, if any."""
         ...
 
+    def set_stub(self, mark: str, record_id: str, stub: bytes) -> None:
+        """Remember a stub compaction made of the record, under `mark` (a hash of the
+        result and its place in the conversation), so that a compaction in any process
+        gives the same bytes; it goes with the record."""
+        ...
+
+    def stub(self, mark: str) -> bytes | None:
+        """The stub remembered under `mark`, if any."""
+        ...
+
     def gc(
         self,
         *,

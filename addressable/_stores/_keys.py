@@ -8,6 +8,8 @@ Key layout:
     t:<hash>   token count of a payload, keyed like its blob
     x:<id>     tombstone of a garbage-collected record
     s:<hash>   the record a text shown to a model stood for, by the text's hash
+    m:<hash>   a stub compaction made, by the hash of its result and place: the record's
+               id, a newline, the stub as JSON
 
 and the indexes, apart from the keys (see `_index` for their names and entries).
 """
@@ -18,6 +20,7 @@ from ._index import ADDRESS
 
 BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
 SHOWN = "s:"
+STUB = "m:"
 
 
 # Blobs are keyed by the first 128 bits of their blake3 hash (`ADDRESS` hex characters):

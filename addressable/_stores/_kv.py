@@ -35,7 +35,7 @@ from ._index import (
     row_of,
     sighting_entries,
 )
-from ._keys import OBSERVED, RECORD, SHOWN, blob_key, tokens_key
+from ._keys import OBSERVED, RECORD, SHOWN, STUB, blob_key, tokens_key
 from ._upkeep import Upkeep
 
 
@@ -113,6 +113,13 @@ class KeyValueStore(Upkeep):
     def shown(self, text_hash: str) -> str | None:
         found = self._backend.get(SHOWN + text_hash[:ADDRESS])
         return found.decode() if found is not None else None
+
+    def set_stub(self, mark: str, record_id: str, stub: bytes) -> None:
+        self._backend.set(STUB + mark[:ADDRESS], record_id.encode() + b"\n" + stub)
+
+    def stub(self, mark: str) -> bytes | None:
+        found = self._backend.get(STUB + mark[:ADDRESS])
+        return None if found is None else found.partition(b"\n")[2]
 
     # -- counting --------------------------------------------------------------------
 

@@ -5,12 +5,13 @@ one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()`
 """
 
 from ._base import Adapter, Identity
+from ._decode import BadAnswer
 from ._hits import Hit, SearchBackend
 from ._html import html_title, html_to_text
 from ._http import ResponseTooLarge
 from ._rootfs import PartlyChanged
 from ._searchindex import LocalIndex
-from ._websearch import BadAnswer, BraveSearch, SearXNG
+from ._websearch import BraveSearch, SearXNG
 from .api import Api, Scope
 from .fetch import Fetch
 from .files import Files

@@ -73,9 +73,12 @@ class ApiRecording(ApiRequests):
         args, key, meta = call.args, call.key, dict(call.meta)
         if sent.error is not None:
             if sent.exchange.nothing_sent(sent.error):  # no connection was made
-                return self._action(args, key, meta, ad.Outcome.NOT_APPLIED, sent.error, sent=False)
-            # timeouts, resets and the deadline after the request went out
-            return self._action(args, key, meta, ad.Outcome.UNKNOWN, sent.error, sent=True)
+                done = self._action(args, key, meta, ad.Outcome.NOT_APPLIED, sent.error, sent=False)
+            else:  # timeouts, resets, the deadline, anything after the request went out
+                done = self._action(args, key, meta, ad.Outcome.UNKNOWN, sent.error, sent=True)
+            if not isinstance(sent.error, Exception):
+                raise sent.error  # an interrupt (a task cancelled): recorded, and let through
+            return done
         if sent.exchange.note is not None:
             meta["redirect"] = sent.exchange.note
         response = sent.response

@@ -13,11 +13,13 @@ import addressable as ad
 
 from ._apiscope import WRITES, Action, Scope
 from ._base import Adapter, Identity
+from ._decode import BadAnswer
 from ._http import HTTP_ERRORS, Clients, Exchange
-from ._urls import check_wire, normalize_url, origin, redact_url
+from ._urls import check_wire, has_userinfo, normalize_url, origin, redact_url, shown_url
 
-# What a call may fail with: the transport's failures and the deadline.
-FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
+# What a call may fail with: the transport's failures, the deadline, an answer that
+# cannot be read as sent.
+FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded, BadAnswer)
 
 
 class ApiRequests(Adapter):
@@ -34,7 +36,7 @@ class ApiRequests(Adapter):
         self, url: str, identity: str, action: Action, allowed: Collection[str] | None
     ) -> Call:
         """A GET checked against the scope and the secrets allowed; nothing sent yet."""
-        self._check(url, identity, action)
+        self._check(url, identity, action, allowed)
         self.kit.secrets.check_allowed(url, allowed, "the URL")
         credentials = self._credentials(identity)
         wire, url = self._wire(url), redact_url(url)
@@ -65,7 +67,7 @@ class ApiRequests(Adapter):
         method = method.upper()
         if method not in WRITES:
             raise ad.ArgumentError(f"{method} is not a write: use {', '.join(WRITES)}")
-        self._check(url, identity, WRITES[method])  # type: ignore[arg-type]
+        self._check(url, identity, WRITES[method], allowed)  # type: ignore[arg-type]
         self.kit.secrets.check_allowed(url, allowed, "the URL")
         self.kit.require_fresh(depends_on)  # a write on stale facts waits: nothing is sent
         key = idempotency_key or uuid.uuid4().hex
@@ -91,15 +93,16 @@ class ApiRequests(Adapter):
         )
 
     def _send(self, call: Call) -> Sent:
-        """Send `call` through the sync client; a failure is returned, not raised."""
+        """Send `call` through the sync client; a failure is returned, not raised (see
+        `_failed`)."""
         client = self._clients.sync()
         exchange = self._exchange(call, client.follow_redirects)
         request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
         body = _Body(self.max_bytes)
         try:
             response = exchange.send(client, request, body.add)
-        except FAILURES as exc:
-            return Sent(exchange, error=exc)
+        except BaseException as exc:
+            return _failed(call, exchange, exc)
         return Sent(exchange, response, bytes(body.data), over=body.over)
 
     async def _asend(self, call: Call) -> Sent:
@@ -110,8 +113,8 @@ class ApiRequests(Adapter):
         body = _Body(self.max_bytes)
         try:
             response = await exchange.asend(client, request, body.add)
-        except FAILURES as exc:
-            return Sent(exchange, error=exc)
+        except BaseException as exc:
+            return _failed(call, exchange, exc)
         return Sent(exchange, response, bytes(body.data), over=body.over)
 
     def close(self) -> None:
@@ -122,13 +125,23 @@ class ApiRequests(Adapter):
         """Close every client this adapter made (not ones it was given)."""
         await self._clients.aclose()
 
-    def _check(self, url: str, identity: str, action: Action) -> None:
+    def _check(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> None:
+        """The identity known, the URL in scope; from a model (`allowed` None), a URL
+        with no user name or password, which the HTTP client would send in place of the
+        identity's own Authorization header."""
         if identity not in self.identities:
             known = ", ".join(sorted(self.identities)) or "none"
             raise ad.ScopeError(
                 f"no identity named {identity!r} (known: {known}); nothing was sent"
             )
         self.scope.check(url, identity, action)
+        if allowed is None and has_userinfo(url):
+            raise ad.ScopeError(
+                f"{shown_url(url)}: a URL may not hold a user name or password; "
+                "credentials come only from the identity named; nothing was sent"
+            )
 
     def _wire(self, url: str) -> str:
         """The URL sent: `url` with its secret references resolved, pointing where it
@@ -183,8 +196,19 @@ class Sent:
     exchange: Exchange
     response: Any = None
     body: bytes = b""
-    error: Exception | None = None
+    error: BaseException | None = None
     over: bool = False
+
+
+def _failed(call: Call, exchange: Exchange, exc: BaseException) -> Sent:
+    """A failure to record, whatever it is: a write's request may have gone out before
+    it (a reset, the deadline, an answer that does not decode, memory running out), and
+    its Action is recorded all the same. A read's is only its transport's and deadline's
+    failures; an interrupt (Ctrl-C, a task cancelled) of a write is recorded, then
+    raised again (`ApiRecording._write_result`)."""
+    if call.method == "GET" and not isinstance(exc, FAILURES):
+        raise exc
+    return Sent(exchange, error=exc)
 
 
 class _Body:

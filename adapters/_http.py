@@ -14,6 +14,17 @@ time left; and the sync clients the adapters make themselves cut every socket re
 write to the time left (`_transport`), so that a server trickling even its headers
 cannot hold a call. An async call runs under `asyncio.timeout`.
 
+A body is decoded here, not by the client, so that a small compressed answer cannot
+become a large one in memory: only gzip and deflate are asked for (`Accept-Encoding`),
+and each layer of them (`gzip, gzip` included) gives at most `STEP` bytes a step, so
+the caller's limit stops the reading within a step of it. An answer in an encoding
+that cannot be decoded so (br, zstd, compress) is a `BadAnswer`, not read.
+
+Cookies are a call's own: the clients the adapters make keep none, and a cookie in the
+jar of a client given is never sent. A request carries the Cookie header its identity
+names (while the chain stays on its origin) and the cookies the chain itself was given
+(a login that sets one and redirects), so none goes with a call as another identity.
+
 A client is an httpx client or an httpx2 one (the stack newer SDKs use): both have the
 same `build_request`, `send` and streamed responses, and the failures of either are
 handled alike (`HTTP_ERRORS`, `TIMEOUTS`). httpx2 is optional: without it, httpx alone.
@@ -25,6 +36,7 @@ import asyncio
 import math
 import time
 from collections.abc import Callable, Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -32,11 +44,13 @@ import httpx
 
 import addressable as ad
 
+from ._decode import ACCEPTED, STEP, BadAnswer, Inflate, layers, through
 from ._transport import CALL_END, DeadlineTransport
-from ._urls import origin
+from ._urls import origin, shown_url, url_problem
 
 DEFAULT_DEADLINE = 60.0  # seconds for a whole call, redirects and body included
 _EARLY = 0.05  # seconds: a timeout this close to the deadline is the deadline's
+_COOKIE = "cookie"
 
 
 def _httpx2() -> ModuleType | None:
@@ -143,6 +157,8 @@ class Exchange:
         self._started = False
         self._origin: str | None = None
         self._carrying = True
+        self._credential_names = {name.lower() for name in self.credentials}
+        self._cookies = httpx.Cookies()  # the cookies this call's chain was given
 
     # -- sync ------------------------------------------------------------------------
 
@@ -154,16 +170,13 @@ class Exchange:
         try:
             current: Any = request
             while current is not None:
-                self._limit(current)
+                self._ready(current)
                 self._started = True
                 response = client.send(current, stream=True, follow_redirects=False)
                 try:
                     current = self._next(response, client.max_redirects)
                     if current is None:
-                        for chunk in response.iter_bytes():
-                            self._check()
-                            if collect(chunk) is False:
-                                break  # the caller has enough: the rest is not read
+                        self._read(response, collect)
                         response.history = list(self.history)
                         return response
                 finally:
@@ -186,15 +199,13 @@ class Exchange:
             async with asyncio.timeout(self.end - time.monotonic()):
                 current: Any = request
                 while current is not None:
-                    self._limit(current)
+                    self._ready(current)
                     self._started = True
                     response = await client.send(current, stream=True, follow_redirects=False)
                     try:
                         current = self._next(response, client.max_redirects)
                         if current is None:
-                            async for chunk in response.aiter_bytes():
-                                if collect(chunk) is False:
-                                    break
+                            await self._aread(response, collect)
                             response.history = list(self.history)
                             return response
                     finally:
@@ -209,6 +220,34 @@ class Exchange:
                 raise self.exceeded() from exc
             raise
 
+    # -- the body --------------------------------------------------------------------
+
+    def _read(self, response: Any, collect: Callable[[bytes], object]) -> None:
+        """The body to `collect`, decoded a bounded step at a time, until it returns
+        False (the caller has enough: the rest is not read)."""
+        if response.is_stream_consumed:  # a body already in memory (a mock's), decoded
+            chunks = response.iter_bytes(STEP)
+            decoders: list[Inflate] = []
+        else:
+            chunks, decoders = response.iter_raw(), layers(response, self.what)
+        for chunk in chunks:
+            for piece in through(chunk, decoders):
+                self._check()
+                if collect(piece) is False:
+                    return
+
+    async def _aread(self, response: Any, collect: Callable[[bytes], object]) -> None:
+        """`_read` of an async response."""
+        if response.is_stream_consumed:
+            chunks = response.aiter_bytes(STEP)
+            decoders: list[Inflate] = []
+        else:
+            chunks, decoders = response.aiter_raw(), layers(response, self.what)
+        async for chunk in chunks:
+            for piece in through(chunk, decoders):
+                if collect(piece) is False:
+                    return
+
     # -- the rules -------------------------------------------------------------------
 
     def exceeded(self) -> ad.DeadlineExceeded:
@@ -221,7 +260,13 @@ class Exchange:
         if time.monotonic() >= self.end:
             raise self.exceeded()
 
-    def _limit(self, request: Any) -> None:
+    def _ready(self, request: Any) -> None:
+        """`request` made ready to send: only encodings decoded within a bound asked
+        for, only the call's own cookies, no wait past the deadline."""
+        request.headers["Accept-Encoding"] = ACCEPTED
+        if not (self._carrying and _COOKIE in self._credential_names):
+            request.headers.pop(_COOKIE, None)  # the client's jar: not this call's
+        self._cookies.set_cookie_header(request)
         # No wait of this request may outlast the call's deadline.
         left = self.end - time.monotonic()
         if left <= 0:
@@ -254,6 +299,13 @@ class Exchange:
         if self.stay is not None and (why := self.stay(str(request.url))) is not None:
             self.note = why
             return None
+        problem = url_problem(str(request.url))
+        if problem is not None:  # the server's Location, refused as a call's URL is
+            raise BadAnswer(
+                f"{self.what}: the redirect to {shown_url(str(request.url))} is not to a "
+                f"URL that can be fetched: {problem}"
+            )
+        self._cookies.extract_cookies(response)
         if len(self.history) >= max_redirects:
             raise httpx.TooManyRedirects(f"more than {max_redirects} redirects", request=request)
         if target != self._origin:
@@ -306,14 +358,17 @@ class Clients:
 
     def sync(self) -> SyncClient:
         if self._client is None:
-            own = httpx.Client(timeout=self.timeout, transport=DeadlineTransport())
+            own = httpx.Client(
+                timeout=self.timeout, transport=DeadlineTransport(), cookies=_no_cookies()
+            )
             self._own.append(own)
             self._client = own
         return self._client
 
     def asynchronous(self) -> AsyncClient:
         if self._async_client is None:
-            own = httpx.AsyncClient(timeout=self.timeout)  # retries: 0, httpx's default
+            # retries: 0, httpx's default
+            own = httpx.AsyncClient(timeout=self.timeout, cookies=_no_cookies())
             self._own.append(own)
             self._async_client = own
         return self._async_client
@@ -329,3 +384,9 @@ class Clients:
                 await client.aclose()
             else:
                 client.close()
+
+
+def _no_cookies() -> CookieJar:
+    """A cookie jar that keeps none: a cookie set in answer to one call is not sent
+    with the next, which may be made as another identity (`Exchange` keeps a call's)."""
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))

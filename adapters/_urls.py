@@ -15,6 +15,8 @@ from addressable._secrets import is_secret_ref
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 REDACTED = "[redacted]"
 _REDACTED_USERINFO = "%5Bredacted%5D"  # brackets are not allowed before a host
+_MAX_LABEL = 63  # characters of one label of a host name (RFC 1035)
+_MAX_NAME = 253  # characters of a whole host name, without a trailing dot
 
 
 def normalize_url(url: str) -> str:
@@ -53,7 +55,7 @@ def check_url(url: object) -> str:
     redacted)."""
     if not isinstance(url, str):
         raise ad.ArgumentError(f"a URL must be a string, not {type(url).__name__}")
-    problem = _url_problem(url)
+    problem = url_problem(url)
     if problem is not None:
         raise ad.ArgumentError(f"{shown_url(url)} is not a URL that can be fetched: {problem}")
     return origin(url)
@@ -64,14 +66,15 @@ def check_wire(url: str, wire: str) -> None:
     a secret's value cannot move a call to another host. The message shows no value."""
     if wire == url:
         return
-    if _url_problem(wire) is not None or origin(wire) != origin(url):
+    if url_problem(wire) is not None or origin(wire) != origin(url):
         raise ad.ArgumentError(
             f"{shown_url(url)}: with its secret references resolved, the URL is invalid or "
             "points elsewhere; percent-encode the secret's value"
         )
 
 
-def _url_problem(url: str) -> str | None:
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be fetched (see `check_url`), in a few words; None if it can."""
     bad = next((c for c in url if c < " " or c == "\x7f" or c in "\u2028\u2029\x85"), None)
     if bad is not None:
         return f"it holds the control character {bad!r}"
@@ -95,7 +98,25 @@ def _url_problem(url: str) -> str | None:
     theirs = (sent.scheme, sent.raw_host.decode("ascii").lower(), sent.port or ours[2])
     if ours != theirs:
         return "its host or port reads differently to different URL parsers"
+    return _host_problem(theirs[1])
+
+
+def _host_problem(host: str) -> str | None:
+    """What makes a host (as sent, ASCII) one no name lookup takes: an empty label
+    (``a..b``) or one over 63 characters, or a name over 253."""
+    if ":" in host:
+        return None  # an IPv6 address
+    name = host.removesuffix(".")  # a trailing dot names the root: allowed
+    if len(name) > _MAX_NAME:
+        return f"its host is over {_MAX_NAME} characters"
+    if any(not 0 < len(label) <= _MAX_LABEL for label in name.split(".")):
+        return f"its host has an empty label or one over {_MAX_LABEL} characters"
     return None
+
+
+def has_userinfo(url: str) -> bool:
+    """Whether `url` names a user (and maybe a password) before its host."""
+    return "@" in urlsplit(url).netloc
 
 
 def _ascii_host(host: str) -> str:

@@ -4,29 +4,35 @@ Each takes a sync `client=` and an `async_client=` (httpx or httpx2). `search` u
 sync one, `asearch` (which `Search` awaits from `kit.ahandle`) the async one; with only
 a sync client given, `asearch` uses that one, in a thread, never a client of its own that
 would bypass its transport, proxy or mock.
+
+An answer is read as Fetch and Api read theirs (`_http.Exchange`): within `deadline`
+seconds for the whole call, decoded a bounded step at a time, and not past
+`MAX_ANSWER` bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
-import httpx
-
 import addressable as ad
 
+from ._decode import BadAnswer
 from ._hits import Hit
-from ._http import AsyncClient, Clients, SyncClient
+from ._http import (
+    DEFAULT_DEADLINE,
+    AsyncClient,
+    Clients,
+    Exchange,
+    SyncClient,
+    check_deadline,
+)
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 MAX_ANSWER = 5 * 1024 * 1024  # bytes of a backend's answer read, at most
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]+")
-
-
-class BadAnswer(ad.AddressableError):
-    """A search backend answered with what its API does not give: not its JSON, the
-    wrong shape, or more than `MAX_ANSWER` bytes. Nothing of it is kept."""
 
 
 class _Remote:
@@ -35,9 +41,16 @@ class _Remote:
     name: str
 
     def __init__(
-        self, client: SyncClient | None, async_client: AsyncClient | None, timeout: float
+        self,
+        client: SyncClient | None,
+        async_client: AsyncClient | None,
+        timeout: float,
+        deadline: float,
+        secrets: ad.Secrets,
     ) -> None:
+        self.deadline = check_deadline(deadline)
         self._clients = Clients(client, async_client, timeout)
+        self._secrets = secrets
 
     def _request(self, client: SyncClient | AsyncClient, query: str, limit: int) -> Any:
         raise NotImplementedError
@@ -47,16 +60,35 @@ class _Remote:
 
     def search(self, query: str, limit: int) -> list[Hit]:
         client = self._clients.sync()
-        response = client.send(self._request(client, query, limit))
+        exchange, answer = self._exchange(client), _Answer(self.name)
+        response = exchange.send(client, self._request(client, query, limit), answer.add)
         response.raise_for_status()
-        return self._read(response, limit)
+        return self._read(bytes(answer.data), limit)
 
-    def _read(self, response: httpx.Response, limit: int) -> list[Hit]:
+    async def asearch(self, query: str, limit: int) -> list[Hit]:
+        """`search` from async code, through the async client."""
+        if self._clients.sync_only:
+            return await asyncio.to_thread(self.search, query, limit)
+        client = self._clients.asynchronous()
+        exchange, answer = self._exchange(client), _Answer(self.name)
+        response = await exchange.asend(client, self._request(client, query, limit), answer.add)
+        response.raise_for_status()
+        return self._read(bytes(answer.data), limit)
+
+    def _exchange(self, client: SyncClient | AsyncClient) -> Exchange:
+        # The API key (Brave's) is a secret resolved: it follows no redirect elsewhere.
+        return Exchange(
+            self._secrets,
+            credentials={},
+            deadline=self.deadline,
+            what=f"the {self.name} search",
+            follow=client.follow_redirects,
+        )
+
+    def _read(self, answer: bytes, limit: int) -> list[Hit]:
         """The hits of an answer; `BadAnswer`, one line, for one that is not its API's."""
-        if len(response.content) > MAX_ANSWER:
-            raise BadAnswer(f"{self.name}: the answer is over {MAX_ANSWER:,} bytes")
         try:
-            data = response.json()
+            data = json.loads(answer)
         except (ValueError, RecursionError):
             raise BadAnswer(f"{self.name}: the answer is not JSON") from None
         try:
@@ -69,19 +101,24 @@ class _Remote:
             ) from None
         return [h for h in hits if _web(h.url)]
 
-    async def asearch(self, query: str, limit: int) -> list[Hit]:
-        """`search` from async code, through the async client."""
-        if self._clients.sync_only:
-            return await asyncio.to_thread(self.search, query, limit)
-        client = self._clients.asynchronous()
-        response = await client.send(self._request(client, query, limit))
-        response.raise_for_status()
-        return self._read(response, limit)
+
+class _Answer:
+    """A backend's answer as it is read: over `MAX_ANSWER` bytes, `BadAnswer`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.data.extend(chunk)
+        if len(self.data) > MAX_ANSWER:
+            raise BadAnswer(f"{self.name}: the answer is over {MAX_ANSWER:,} bytes")
 
 
 class SearXNG(_Remote):
     """A SearXNG instance's JSON API (``/search?format=json``; the instance must allow
-    the json format)."""
+    the json format). `timeout` bounds each connect and read, `deadline` the whole
+    call."""
 
     name = "searxng"
 
@@ -92,8 +129,9 @@ class SearXNG(_Remote):
         client: SyncClient | None = None,
         async_client: AsyncClient | None = None,
         timeout: float = 20.0,
+        deadline: float = DEFAULT_DEADLINE,
     ) -> None:
-        super().__init__(client, async_client, timeout)
+        super().__init__(client, async_client, timeout, deadline, ad.Secrets())
         self.base_url = base_url.rstrip("/")
 
     def _request(self, client: SyncClient | AsyncClient, query: str, limit: int) -> Any:
@@ -117,7 +155,8 @@ class SearXNG(_Remote):
 
 class BraveSearch(_Remote):
     """Brave Search's web search API; `api_key` is a secret reference, resolved only
-    when a request is sent."""
+    when a request is sent. `timeout` bounds each connect and read, `deadline` the
+    whole call."""
 
     name = "brave"
 
@@ -129,9 +168,9 @@ class BraveSearch(_Remote):
         client: SyncClient | None = None,
         async_client: AsyncClient | None = None,
         timeout: float = 20.0,
+        deadline: float = DEFAULT_DEADLINE,
     ) -> None:
-        super().__init__(client, async_client, timeout)
-        self._secrets = secrets
+        super().__init__(client, async_client, timeout, deadline, secrets)
         self.api_key = api_key
 
     def _request(self, client: SyncClient | AsyncClient, query: str, limit: int) -> Any:

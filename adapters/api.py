@@ -57,7 +57,10 @@ class Api(ApiRecording):
     (`kit.handle`) is never resolved. A call with a reference it may not resolve raises
     `ScopeError` naming it, sends nothing and is not recorded. A URL that does not
     parse, or parses two ways, is an `ArgumentError` likewise; credentials written in a
-    URL are sent, and kept redacted.
+    URL are sent, and kept redacted. A model authenticates only by naming an identity:
+    a URL it writes with a user name or password (which the HTTP client would send in
+    place of the identity's Authorization header) is a `ScopeError`, and nothing is
+    sent.
 
     Redirects are followed only if the `client` given follows them
     (``follow_redirects=True``), and never to an origin outside the scope (the redirect

@@ -10,6 +10,7 @@ from typing import Any
 import addressable as ad
 
 from ._base import Identity, schema
+from ._decode import BadAnswer
 from ._fetchrecord import FetchRecording
 from ._html import html_to_text
 from ._http import (
@@ -30,7 +31,7 @@ DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
 _FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
 
 
-_CAUGHT: tuple[type[Exception], ...] = (*_FAILURES, ResponseTooLarge)
+_CAUGHT: tuple[type[Exception], ...] = (*_FAILURES, ResponseTooLarge, BadAnswer)
 
 
 class Fetch(FetchRecording):

@@ -20,7 +20,8 @@
     ├── BundleError                      an export bundle that cannot be imported
     ├── ConfigError (also ValueError)    a config file that cannot be read or does not fit
     ├── MissingDependency (also ImportError)  an optional extra is not installed
-    └── adapters.ResponseTooLarge        an answer or output over an adapter's max_bytes
+    ├── adapters.ResponseTooLarge        an answer or output over an adapter's max_bytes
+    └── adapters.BadAnswer               a server's answer that cannot be read as it says
 
 `MalformedMessages` lives with the message shapes, `Stale` with continuity, and the
 adapters' errors with their adapters; all are exported from `addressable` or

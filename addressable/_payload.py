@@ -6,6 +6,7 @@ media type says which, so a replay gives back a value of the same kind.
 
 from __future__ import annotations
 
+import codecs
 import json
 from typing import Any
 
@@ -16,6 +17,8 @@ TEXT = "text/plain; charset=utf-8"
 BINARY = "application/octet-stream"
 JSON = "application/json"
 _RETURN_VALUE = "the tool's return value"  # how errors name it
+# Text codecs that are no charset of a document: each fails on most bytes, or always.
+_NOT_CHARSETS = frozenset({"idna", "punycode", "undefined"})
 
 
 def encode_payload(value: object, media_type: str | None = None) -> tuple[bytes, str]:
@@ -51,7 +54,7 @@ def decode_text(data: bytes, media_type: str) -> str:
     bytes that do not decode become U+FFFD rather than an error."""
     try:
         return data.decode(_charset(media_type), errors="replace")
-    except LookupError:  # a charset Python does not know
+    except UnicodeError:  # a codec that fails whatever `errors` says
         return data.decode("utf-8", errors="replace")
 
 
@@ -59,18 +62,13 @@ def payload_text(payload: bytes, media_type: str | None = None) -> str | None:
     """The payload as text, or None when it is binary: the one text-or-binary test.
 
     The bytes must decode, strictly, in the charset the media type names (UTF-8 when it
-    names none, or one Python does not know). Then they are text when the media type
-    says so (``text/*``, JSON, XML, or any that names a charset); otherwise, with no
-    media type or a binary one, only when they hold no NUL byte."""
+    names none, or one that is not a charset Python knows). Then they are text when the
+    media type says so (``text/*``, JSON, XML, or any that names a charset); otherwise,
+    with no media type or a binary one, only when they hold no NUL byte."""
     charset = _charset(media_type) if media_type else "utf-8"
     try:
         text = payload.decode(charset)
-    except LookupError:  # a charset Python does not know
-        try:
-            text = payload.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    except UnicodeDecodeError:
+    except UnicodeError:
         return None
     if media_type and _says_text(media_type):
         return text
@@ -89,8 +87,21 @@ def _says_text(media_type: str) -> bool:
 
 
 def _charset(media_type: str) -> str:
+    """The charset a media type names, if Python knows it as one (a server may name
+    anything: `base64` is a codec of bytes, `idna` one of host names, `undefined` one
+    that always fails); else UTF-8."""
     for part in media_type.split(";")[1:]:
         name, _, value = part.partition("=")
         if name.strip().lower() == "charset" and value.strip():
-            return value.strip().strip('"')
+            return _known_charset(value.strip().strip('"'))
     return "utf-8"
+
+
+def _known_charset(name: str) -> str:
+    try:
+        codec = codecs.lookup(name)
+    except LookupError:
+        return "utf-8"
+    if not codec._is_text_encoding or codec.name in _NOT_CHARSETS:
+        return "utf-8"
+    return name

@@ -273,3 +273,19 @@ def test_credentials_in_the_query_string_never_reach_the_store(
     assert literal.ok
     assert literal.record.args["url"] == server.url("/doc?token=[redacted]&q=1")
     assert "literal-value-123" not in json.dumps(literal.record.model_dump(mode="json"))
+
+
+@pytest.mark.parametrize("charset", ["idna", "undefined", "punycode", "base64", "rot13"])
+def test_a_page_in_a_charset_that_is_no_charset_reads_as_text(
+    kit: ad.Toolkit, server: LocalServer, charset: str
+) -> None:
+    # The server names the charset: every reading of the stored page must still work.
+    body = b"<p>hello \xff world</p>" + b"x" * 2000
+    server.pages["/p"] = Page(body, content_type=f"text/html; charset={charset}")
+    fetch = Fetch(kit, timeout=5)
+    shown = kit.handle("fetch", {"url": server.url("/p")})
+    assert shown.startswith("hello \ufffd world")
+    result = fetch(server.url("/p"))
+    assert str(result).startswith("<p>hello \ufffd world</p>")
+    assert "hello" in kit.handle("replay_result", {"id": result.id})
+    assert ad.evict(result.record, store=kit.store).id == result.id

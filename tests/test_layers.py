@@ -86,6 +86,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._apiscope",
         "adapters._base",
         "adapters._command",
+        "adapters._decode",
         "adapters._fetchrecord",
         "adapters._git",
         "adapters._hits",

@@ -22,6 +22,11 @@ import addressable as ad
         pytest.param(b'{"a": 1}', "application/vnd.api+json", '{"a": 1}', id="json-suffix"),
         pytest.param(b"ok", "text/plain; charset=no-such-charset", "ok", id="unknown-charset"),
         pytest.param(b"\xff", "text/plain; charset=no-such-charset", None, id="unknown-bad"),
+        # Codecs that are no charset: read as UTF-8, never an error.
+        pytest.param(b"a\xc3\xa9", "text/html; charset=idna", "a\xe9", id="idna"),
+        pytest.param(b"ok", "text/html; charset=undefined", "ok", id="undefined"),
+        pytest.param(b"caf\xc3\xa9", "text/html; charset=punycode", "caf\xe9", id="punycode"),
+        pytest.param(b"b2s=", "text/plain; charset=base64", "b2s=", id="bytes-codec"),
     ],
 )
 def test_payload_text(payload: bytes, media_type: str | None, expected: str | None) -> None:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 import addressable as ad
-from addressable.adapters import Api, Fetch, Identity, Scope
+from addressable.adapters import Api, BadAnswer, Fetch, Identity, Scope
 
 from .httpserver import LocalServer, Reply, Request
 
@@ -191,3 +191,32 @@ def test_a_write_a_303_turned_into_a_get_is_unknown(
     assert write.record.outcome is ad.Outcome.UNKNOWN
     assert write.record.meta["redirected_from"] == [303]
     assert write.record.error is not None and "became another request" in write.record.error
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        pytest.param("http://" + "a" * 64 + ".example/", id="label-over-63"),
+        pytest.param("http://a..b/", id="empty-label"),
+    ],
+)
+def test_a_redirect_to_a_host_no_lookup_takes_is_a_recorded_error(
+    kit: ad.Toolkit, server: LocalServer, target: str
+) -> None:
+    server.routes[("GET", "/r")] = lambda r: Reply(302, b"", {"Location": target})
+    server.routes[("POST", "/w")] = lambda r: Reply(307, b"", {"Location": target})
+    fetch = Fetch(kit, timeout=5)
+    with pytest.raises(BadAnswer, match="not to a URL that can be fetched"):
+        fetch(server.url("/r"))
+    shown = kit.handle("fetch", {"url": server.url("/r")})
+    assert shown.startswith("error: BadAnswer: ") and "\n" not in shown
+    api = Api(
+        kit,
+        identities=[Identity(name="me")],
+        scope=Scope(origins=(server.url("/"), target), actions=frozenset({"read", "write"})),
+        client=httpx.Client(follow_redirects=True, timeout=5),
+    )
+    wrote = api.post(server.url("/w"), identity="me", json_body={})
+    assert wrote.record.outcome is ad.Outcome.UNKNOWN
+    assert "BadAnswer" in (wrote.record.error or "")
+    assert {r.tool for r in kit.store.records()} == {"fetch", "api"}

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
+import zlib
 from datetime import timedelta
 from pathlib import Path
 
@@ -281,3 +283,36 @@ def test_hits_are_one_line_each_and_only_web_urls(kit: ad.Toolkit, server: Local
     hits = json.loads(found.payload)["hits"]
     assert [h["url"] for h in hits] == ["https://a.example/1"]
     assert hits[0]["title"] == "Real [ref:0123abcd] fake hit [31m" and hits[0]["snippet"] == "ok"
+
+
+def test_a_backend_answer_is_not_decoded_past_its_limit(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip
+    block = b" " * (1024 * 1024)
+    big = b"".join([packer.compress(block) for _ in range(128)] + [packer.flush()])  # 128 MB
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    server.routes[("GET", "/search")] = lambda r: Reply(200, big, headers)
+    search = Search(kit, SearXNG(server.url("/")))
+    tracemalloc.start()
+    try:
+        with pytest.raises(BadAnswer, match="over 5,242,880 bytes"):
+            search("lock")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 1024 * 1024  # the whole answer was 128 MB decoded in memory
+    assert [r.status for r in kit.store.records()] == [ad.Status.ERROR]
+
+
+def test_a_trickled_backend_answer_is_stopped_at_the_deadline(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    answer = json.dumps({"results": [{"url": "https://a.example/", "title": "t"}]}).encode()
+    server.routes[("GET", "/search")] = lambda r: Reply(
+        200, answer, {"Content-Type": "application/json"}, trickle=0.2
+    )  # some 12 s in all, each byte well within the read timeout
+    search = Search(kit, SearXNG(server.url("/"), deadline=1))
+    with pytest.raises(ad.DeadlineExceeded, match="searxng search passed its deadline of 1 s"):
+        search("lock")
+    assert [r.status for r in kit.store.records()] == [ad.Status.ERROR]

@@ -175,18 +175,13 @@ def test_api_keeps_no_credential_written_in_a_url(kit: ad.Toolkit, server: Local
     server.routes[("GET", "/items")] = lambda r: Reply(200, b'{"n": "ad-x"}')
     server.routes[("POST", "/items")] = lambda r: Reply(201, b"{}")
     api = _api(kit, server)
-    base = f"http://dave:PW-1@127.0.0.1:{server.port}/items"
+    base = f"http://dave:PW-1@127.0.0.1:{server.port}/items"  # userinfo: the user's own
     read = api.get(f"{base}?access_token=TOK-2", identity="ops")
     assert read.ok and "TOK-2" in server.requests[-1].path
-    wrote = kit.handle(
-        "api",
-        {"method": "POST", "url": f"{base};jwt=JWT-3#sig=SIG-4", "identity": "ops", "body": {}},
-    )
+    written = server.url("/items;jwt=JWT-3#sig=SIG-4")
+    wrote = kit.handle("api", {"method": "POST", "url": written, "identity": "ops", "body": {}})
     action_id = wrote.split()[1].rstrip(":")
-    kit.handle(
-        "api",
-        {"method": "VERIFY", "identity": "ops", "action_id": action_id, "url": f"{base}?key=K-5"},
-    )
+    api.verify(action_id, identity="ops", read=f"{base}?key=K-5")
     assert len(server.requests) == 3
     assert read.record.key == f"GET {server.url('/items?access_token=%5Bredacted%5D')} as ops"
     stored = _stored(kit)
@@ -208,6 +203,9 @@ BAD_URLS = {
     "no host": "http:127.0.0.1:{port}/",
     "another scheme": "ftp://127.0.0.1:{port}/",
     "not a URL": "a page",
+    "host label over 63": "http://" + "a" * 64 + ".example/",
+    "empty host label": "http://a..b/",
+    "host name over 253": "http://" + "a." * 127 + "example/",
 }
 
 
@@ -384,3 +382,21 @@ def test_redaction_is_total_and_leaves_the_rest_as_written() -> None:
     assert redact_url(kept) == kept
     once = redact_url("http://u:p@h/?token=t#code=c")
     assert redact_url(once) == once == "http://u:%5Bredacted%5D@h/?token=[redacted]#code=[redacted]"
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "VERIFY"])
+def test_a_model_cannot_send_api_credentials_of_its_own_in_a_url(
+    kit: ad.Toolkit, server: LocalServer, method: str
+) -> None:
+    # httpx would send the userinfo as Basic auth in place of the identity's header.
+    server.routes[("POST", "/items")] = lambda r: Reply(201, b"{}")
+    api = _api(kit, server)
+    done = api.post(server.url("/items"), identity="ops", json_body={})
+    url = f"http://mallory:PW-M@127.0.0.1:{server.port}/items"
+    arguments = {"method": method, "url": url, "identity": "ops", "action_id": done.id}
+    shown = kit.handle("api", {**arguments, "body": {}})
+    assert shown.startswith("error: ScopeError: ") and "user name or password" in shown
+    assert "\n" not in shown and "PW-M" not in shown
+    assert asyncio.run(kit.ahandle("api", arguments)).startswith("error: ScopeError: ")
+    assert len(server.requests) == 1  # the user's own write only
+    assert [r.id for r in kit.store.records()] == [done.id]

@@ -90,6 +90,15 @@ def _is_langchain(value: Any) -> bool:
     )
 
 
+def _langchain_kind(type_: str) -> str:
+    """A LangChain message's kind ("ai", "human", "tool", "chat", ...) from its `type`:
+    a whole message's is the kind itself, a chunk's (what adding up a streamed reply
+    gives) is its class name, "AIMessageChunk", "ToolMessageChunk"."""
+    if type_.endswith("MessageChunk"):
+        return type_.removesuffix("MessageChunk").lower()
+    return type_.removesuffix("Chunk").lower()
+
+
 def _langchain_view(i: int, message: Any) -> dict[str, Any]:
     if not _is_langchain(message):
         raise MalformedMessages(
@@ -97,7 +106,7 @@ def _langchain_view(i: int, message: Any) -> dict[str, Any]:
             "expected a LangChain message like the first one (AIMessage, ToolMessage, ...), "
             f"got {type(message).__name__}",
         )
-    kind = str(message.type).removesuffix("Chunk").lower()
+    kind = _langchain_kind(str(message.type))
     role = _LANGCHAIN_ROLES.get(kind, getattr(message, "role", None) if kind == "chat" else None)
     if role is None:
         raise MalformedMessages(i, f"a LangChain {type(message).__name__} has no role to read")

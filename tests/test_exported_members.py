@@ -93,6 +93,8 @@ OUTSIDE_THE_TREE = {
     "ArgumentTypeError": "argparse's own, which argparse turns into a usage error",
     "MCPError": "the MCP protocol's error, sent to the client",
     "TooManyRedirects": "httpx's own, raised as httpx would: a fetch that failed",
+    "ToolError": "the Anthropic tool runner's own: it sends the text as a result with is_error",
+    "ToolException": "LangChain's own: the tool's text becomes a ToolMessage with status error",
 }
 # Calls that make the exception raised: a function whose return annotation names it is
 # checked by that; these name what they make otherwise.

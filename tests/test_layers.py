@@ -106,6 +106,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters.search",
         "adapters.shell",
         "addressable.integrations",
+        "addressable.integrations._failed",
         "addressable.integrations.anthropic",
         "addressable.integrations.langgraph",
         "addressable.integrations.openai_agents",

@@ -494,3 +494,34 @@ def _langchain_then(*more: Any) -> list[Any]:
     from langchain_core.messages import HumanMessage
 
     return [HumanMessage("hi"), *more]
+
+
+def test_langchain_message_chunks_are_read_by_their_kind(kit: ad.Toolkit) -> None:
+    # A graph node that adds up a streamed reply puts an AIMessageChunk in the state
+    # (its `type` is the class name, not "ai"); its calls are answered by ToolMessages,
+    # and a result may be a ToolMessageChunk: both are read, and given back as chunks
+    # under their own ids, which LangGraph's reducer takes in place of the originals.
+    from langchain_core.messages import AIMessageChunk, HumanMessage, ToolMessageChunk
+    from langgraph.graph.message import add_messages
+
+    messages: list[Any] = [HumanMessage(TASK, id="h0")]
+    for k, name in enumerate(MODULES[:3]):
+        head = {"id": f"call_{k}", "name": "lookup", "args": '{"na', "index": 0}
+        tail = {"id": None, "name": None, "args": f'me": "{name}"}}', "index": 0}
+        streamed = [AIMessageChunk("", id=f"ai{k}", tool_call_chunks=[c]) for c in (head, tail)]
+        reply = streamed[0] + streamed[1]  # as a node adds up a streamed reply
+        assert reply.type == "AIMessageChunk" and reply.tool_calls[0]["args"] == {"name": name}
+        messages.append(reply)
+        text = kit.handle("lookup", {"name": name})
+        messages.append(ToolMessageChunk(text, tool_call_id=f"call_{k}", id=f"tool{k}"))
+    result = ad.compact(messages, kit=kit, keep_last=1)
+
+    assert result.source == "langchain"
+    assert [e.index for e in result.evicted] == [2, 4]
+    assert [m.id for m in result.messages] == [m.id for m in messages]
+    assert [type(m) for m in result.messages] == [type(m) for m in messages]
+    assert ad.parse_stub(str(result.messages[2].content)) is not None
+    merged = add_messages(messages, [result.messages[e.index] for e in result.evicted])
+    assert [m.id for m in merged] == [m.id for m in messages]
+    assert merged[2].content == result.messages[2].content
+    assert merged[2].tool_call_id == "call_0"

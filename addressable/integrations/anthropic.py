@@ -1,16 +1,24 @@
 """The Anthropic SDK's tool runner (`client.beta.messages.tool_runner`): the kit's tools
-as tools the runner runs, and compaction between its turns; and exact token counts for
-Claude models from Anthropic's counting endpoint."""
+as tools the runner runs (`runner_tools` for an `Anthropic` client's runner,
+`async_runner_tools` for an `AsyncAnthropic` one's, whose calls go through
+`kit.ahandle`), and compaction between its turns; and exact token counts for Claude
+models from Anthropic's counting endpoint.
+
+A call that failed (its text is `kit.handle`'s ``error: ...``) is sent as a tool result
+with ``is_error`` true, its text unchanged."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._compaction import compact
 from .._errors import MissingDependency
+from .._replaytool import NAME as REPLAY
 from .._replaytool import handle_content
+from ._failed import failed
 
 if TYPE_CHECKING:
     from .._toolkit import Toolkit
@@ -33,10 +41,47 @@ def runner_tools(kit: Toolkit) -> list[Any]:
             return self.definition
 
         def call(self, input: object) -> Any:
+            name = self.definition["name"]
             arguments = input if isinstance(input, dict) else {}
-            return handle_content(kit, self.definition["name"], arguments, "anthropic")
+            return _result(kit, name, handle_content(kit, name, arguments, "anthropic"))
 
     return [KitTool(dict(d)) for d in kit.tools("anthropic")]
+
+
+def async_runner_tools(kit: Toolkit) -> list[Any]:
+    """`runner_tools` for the runner of an `AsyncAnthropic` client: each call is awaited
+    through `kit.ahandle` (`replay_result` runs in a thread)."""
+    try:
+        from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool
+    except ImportError as exc:
+        raise MissingDependency("the tool runner", "anthropic", "anthropic") from exc
+
+    class AsyncKitTool(BetaAsyncBuiltinFunctionTool):
+        def __init__(self, definition: dict[str, Any]) -> None:
+            self.definition = definition
+
+        def to_dict(self) -> Any:
+            return self.definition
+
+        async def call(self, input: object) -> Any:
+            name = self.definition["name"]
+            arguments = input if isinstance(input, dict) else {}
+            if name == REPLAY:
+                content = await asyncio.to_thread(handle_content, kit, name, arguments, "anthropic")
+                return _result(kit, name, content)
+            return _result(kit, name, await kit.ahandle(name, arguments))
+
+    return [AsyncKitTool(dict(d)) for d in kit.tools("anthropic")]
+
+
+def _result(kit: Toolkit, name: str, content: str | list[Any]) -> str | list[Any]:
+    """A call's content for the runner; a failed call's is raised as the SDK's
+    `ToolError`, which the runner sends as this content with ``is_error`` true."""
+    if isinstance(content, str) and failed(kit, name, content):
+        from anthropic.lib.tools import ToolError
+
+        raise ToolError(content)
+    return content
 
 
 def compact_runner(runner: Any, kit: Toolkit, **options: Any) -> None:

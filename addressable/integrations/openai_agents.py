@@ -1,5 +1,9 @@
 """The OpenAI Agents SDK (`openai-agents`): the kit's tools as `FunctionTool`s, and
-compaction of each model call's input (`RunConfig(call_model_input_filter=...)`)."""
+compaction of each model call's input (`RunConfig(call_model_input_filter=...)`).
+
+A call that failed (its text is `kit.handle`'s ``error: ...``) is sent to the model as
+that text, as the SDK's own tools send a handled failure, and marked failed as they
+are: an error on the call's function span in the run's trace."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .._compaction import compact
 from .._errors import MissingDependency
 from .._replaytool import handle_content
+from ._failed import failed
 
 if TYPE_CHECKING:
     from .._toolkit import Toolkit
@@ -33,11 +38,16 @@ def tools(kit: Toolkit) -> list[Any]:
 
         async def invoke(context: Any, arguments: str) -> Any:
             if name != "replay_result":
-                return await kit.ahandle(name, arguments)
-            content = await asyncio.to_thread(
-                handle_content, kit, name, arguments, "openai-responses"
-            )
-            return content if isinstance(content, str) else [_output(p) for p in content]
+                content: str | list[Any] = await kit.ahandle(name, arguments)
+            else:
+                content = await asyncio.to_thread(
+                    handle_content, kit, name, arguments, "openai-responses"
+                )
+            if not isinstance(content, str):
+                return [_output(p) for p in content]
+            if failed(kit, name, content):
+                _mark_failed(agents, context, name, content)
+            return content
 
         return agents.FunctionTool(
             name=name,
@@ -48,6 +58,20 @@ def tools(kit: Toolkit) -> list[Any]:
         )
 
     return [make(dict(d)) for d in kit.tools("openai-responses")]
+
+
+def _mark_failed(agents: Any, context: Any, name: str, text: str) -> None:
+    """Set the error of the call's function span, as the SDK does for a tool failure
+    it handles: its text only where the run lets the trace hold sensitive data."""
+    config = getattr(context, "run_config", None)
+    sensitive = config is None or config.trace_include_sensitive_data
+    detail = text if sensitive else "Error details are redacted."
+    span = agents.tracing.get_current_span()
+    if span is not None:
+        data = {"tool_name": name, "error": detail}
+        span.set_error(
+            agents.tracing.SpanError(message="Error running tool (non-fatal)", data=data)
+        )
 
 
 def _output(part: Any) -> Any:

@@ -97,6 +97,28 @@ def _results(path: str, body: dict[str, Any]) -> Iterator[str]:
                     yield _text(block.get("content"))
 
 
+def responses_body(id: str, output: list[dict[str, Any]], tokens: int = 1) -> dict[str, Any]:
+    """An OpenAI Responses API answer (what `POST /responses` returns) holding `output`."""
+    return {
+        "id": id,
+        "object": "response",
+        "created_at": 1700000000,
+        "model": "gpt-4o",
+        "status": "completed",
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "output": output,
+        "usage": {
+            "input_tokens": tokens,
+            "output_tokens": tokens,
+            "total_tokens": 2 * tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
 def _reply(path: str, n: int, action: tuple[str, dict[str, Any]] | None) -> dict[str, Any]:
     if path.endswith("/responses"):
         output: list[dict[str, Any]]
@@ -121,24 +143,7 @@ def _reply(path: str, n: int, action: tuple[str, dict[str, Any]] | None) -> dict
                     "content": [{"type": "output_text", "text": ANSWER, "annotations": []}],
                 }
             ]
-        return {
-            "id": f"resp_{n}",
-            "object": "response",
-            "created_at": 1700000000,
-            "model": "gpt-4o",
-            "status": "completed",
-            "parallel_tool_calls": True,
-            "tool_choice": "auto",
-            "tools": [],
-            "output": output,
-            "usage": {
-                "input_tokens": 10,
-                "output_tokens": 10,
-                "total_tokens": 20,
-                "input_tokens_details": {"cached_tokens": 0},
-                "output_tokens_details": {"reasoning_tokens": 0},
-            },
-        }
+        return responses_body(f"resp_{n}", output, tokens=10)
     if path.endswith("/chat/completions"):
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
         if action:

@@ -18,6 +18,8 @@ import pytest
 
 import addressable as ad
 
+from .scripted_model import responses_body
+
 CALLS = [("call_0", "lookup"), ("call_1", "boom"), ("call_2", "says")]
 FAILED = "error: RuntimeError: the backend is down"
 SAID = "error: this line is what the log holds, not a failure"
@@ -112,24 +114,7 @@ def _responses(first: bool) -> dict[str, Any]:
         "status": "completed",
         "content": [{"type": "output_text", "text": ANSWER, "annotations": []}],
     }
-    return {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 1700000000,
-        "model": "gpt-4o",
-        "status": "completed",
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "output": calls if first else [answer],
-        "usage": {
-            "input_tokens": 1,
-            "output_tokens": 1,
-            "total_tokens": 2,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
+    return responses_body("resp_1", calls if first else [answer])
 
 
 def _tool_results(body: dict[str, Any]) -> Iterator[dict[str, Any]]:

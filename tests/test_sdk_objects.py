@@ -16,6 +16,8 @@ import pytest
 
 import addressable as ad
 
+from .scripted_model import responses_body
+
 TASK = "Look up the modules one by one."
 MODULES = ["json", "pathlib", "sqlite3", "logging", "textwrap"]
 
@@ -335,26 +337,15 @@ def test_openai_responses_custom_tool_calls(kit: ad.Toolkit) -> None:
 
 
 def responses_turn(k: int, name: str) -> dict[str, Any]:
-    return {
-        "id": f"resp_{k}",
-        "object": "response",
-        "created_at": 1700000000,
-        "model": "gpt-4o",
+    call = {
+        "type": "function_call",
+        "id": f"fc_{k}",
+        "call_id": f"call_{k}",
+        "name": "lookup",
+        "arguments": json.dumps({"name": name}),
         "status": "completed",
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "output": [
-            {
-                "type": "function_call",
-                "id": f"fc_{k}",
-                "call_id": f"call_{k}",
-                "name": "lookup",
-                "arguments": json.dumps({"name": name}),
-                "status": "completed",
-            }
-        ],
     }
+    return responses_body(f"resp_{k}", [call])
 
 
 def test_openai_responses_output_items(kit: ad.Toolkit) -> None:

@@ -6,23 +6,27 @@ what was done to the world, not an account of activity.
 `StateDocument.problems()` finds what prose never shows: items lost or doubled, findings
 that vanished since the last document, evidence that resolves to nothing, an action
 whose stated outcome is not what the store knows, a hypothesis confirmed without an
-observation after the action it depends on, a secret's value written down.
+observation after the action it depends on (or on an action the document does not
+list), a secret's value or a credential in a URL written down, a document too large to
+be a position rather than a dump.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ._errors import AddressableError
 from ._models import Outcome
 from ._reports import Report
 from ._stores import Store
-from .ids import ID_LENGTH
+from ._tokens import count_tokens
+from ._urlcredentials import has_credential
+from .ids import ID_LENGTH, lone_surrogate
 
 ProblemKind = Literal[
     "missing_item",
@@ -33,13 +37,35 @@ ProblemKind = Literal[
     "action_mismatch",
     "unsupported_hypothesis",
     "secret",
+    "too_large",
     "malformed",
 ]  # malformed: the answer is not a document
 _ID_LIKE = re.compile(r"[0-9a-f]{6,16}")
+_URL = re.compile(r"https?://[^\s\"'<>]+", re.IGNORECASE)
+
+# How large a document may be: it is the position of the work, read by the next model
+# call in its context, not a dump of it. Generous for real work; `state_schema()` states
+# them to the model, and a document over any of them is a `too_large` problem.
+MAX_ENTRIES = 1_000  # entries in any one list (task items, findings, tried, ...)
+MAX_CHARS = 10_000  # characters in any one string (about 2,500 tokens)
+MAX_CONTEXT_CHARS = 2_000  # characters of relational_context: short prose
+MAX_TOKENS = 50_000  # tokens of the whole document as JSON: a quarter of a 200k window
+_PROBLEMS_SHOWN = 20  # problems of one kind listed at most (each is asked to be fixed)
+_SHOWN_CHARS = 40  # characters of a model's text quoted in a problem, at most
 
 
 class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*")
+    @classmethod
+    def _utf8(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse a lone surrogate in any string: Python holds it, but it cannot be
+        written as UTF-8, so the document could be neither shown to a model nor saved."""
+        found = lone_surrogate(value, info.field_name or "a field")
+        if found:
+            raise ValueError(found)
+        return value
 
 
 class Task(_Part):
@@ -133,14 +159,19 @@ class StateDocument(_Part):
     ) -> list[Problem]:
         """Every problem found, each naming what is wrong; [] when the document is sound.
         `store` lets evidence and actions be checked; `secrets` are values that must
-        never appear in the document."""
+        never appear in the document. A document too large is told only that: the rest
+        would be judged on what must be written again anyway."""
+        texts = list(_texts(self.model_dump(mode="json"), ""))
+        found = _size(texts, self.model_dump_json)
+        if found:
+            return found
         found = self._coverage()
         if previous is not None:
             found += self._regressions(previous)
         if store is not None:
             found += self._evidence(store) + self._actions(store)
         found += self._hypotheses()
-        found += self._secrets(secrets)
+        found += self._secrets(secrets) + _credentials(texts)
         return found
 
     def _coverage(self) -> list[Problem]:
@@ -217,8 +248,19 @@ class StateDocument(_Part):
                     )
                 )
                 continue
-            known = outcome_in(store, store.resolve(action.id))
-            if known is not None and known is not action.outcome:
+            record = store.get(store.resolve(action.id))
+            if not record.is_action:
+                out.append(
+                    Problem(
+                        kind="action_mismatch",
+                        message=f"action {action.id!r} cites a {record.tool!r} result, "
+                        "not an action: cite the id of the call that changed the world",
+                    )
+                )
+                continue
+            # An action whose outcome was never recorded is unknown: never guessed.
+            known = outcome_in(store, record.id) or Outcome.UNKNOWN
+            if known is not action.outcome:
                 out.append(
                     Problem(
                         kind="action_mismatch",
@@ -237,6 +279,15 @@ class StateDocument(_Part):
                 continue
             support = [seen[o] for o in h.based_on if o in seen]
             action = done.get(h.depends_on) if h.depends_on else None
+            if h.depends_on and action is None:
+                out.append(
+                    Problem(
+                        kind="unsupported_hypothesis",
+                        message=f"hypothesis {h.id!r} is confirmed, but the action it "
+                        f"depends on, {_shown(h.depends_on)}, is not in the document's actions",
+                    )
+                )
+                continue
             if action is not None:
                 acted = _instant(action.observed_at)
                 support = [o for o in support if _after(_instant(o.observed_at), acted)]
@@ -263,6 +314,77 @@ class StateDocument(_Part):
             for value in secrets
             if value and value in text
         ][:1]
+
+
+def _texts(value: Any, where: str) -> Iterator[tuple[str, Any]]:
+    """Every string and every list in a JSON value, with where it is (`open[0].tried`)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _texts(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        yield where, value
+        for i, v in enumerate(value):
+            yield from _texts(v, f"{where}[{i}]")
+    elif isinstance(value, str):
+        yield where, value
+
+
+def _size(texts: list[tuple[str, Any]], as_json: Callable[[], str]) -> list[Problem]:
+    """What makes the document too large (see MAX_ENTRIES and the rest), or a string
+    that is not UTF-8 text (a document made or changed without validation)."""
+    out = []
+    for where, value in texts:
+        if isinstance(value, list):
+            most, unit = MAX_ENTRIES, "entries"
+        elif found := lone_surrogate(value, where):
+            out.append(Problem(kind="malformed", message=found))
+            continue
+        else:
+            short = where == "relational_context"
+            most, unit = (MAX_CONTEXT_CHARS if short else MAX_CHARS), "characters"
+        if len(value) > most:
+            out.append(
+                Problem(
+                    kind="too_large",
+                    message=f"{where} has {len(value):,} {unit}; at most {most:,}",
+                )
+            )
+    if out:
+        return out[:_PROBLEMS_SHOWN]
+    text = as_json()
+    # Never more tokens than UTF-8 bytes: a small document is not counted.
+    if len(text.encode()) > MAX_TOKENS and (tokens := count_tokens(text)) > MAX_TOKENS:
+        return [
+            Problem(
+                kind="too_large",
+                message=f"the document is {tokens:,} tokens; at most {MAX_TOKENS:,}: keep "
+                "the position of the work, cite results by id instead of copying them",
+            )
+        ]
+    return []
+
+
+def _credentials(texts: list[tuple[str, Any]]) -> list[Problem]:
+    """A URL written with a credential in it (the document is shown to a model and
+    saved: no credential may be in it), named by where it is, never by its value."""
+    out = []
+    for where, value in texts:
+        if not isinstance(value, str) or "://" not in value:
+            continue
+        if any(has_credential(url) for url in _URL.findall(value)):
+            out.append(
+                Problem(
+                    kind="secret",
+                    message=f"the URL in {where} has a credential written in it: write it "
+                    "without the credential, or name the credential as secret:env:NAME",
+                )
+            )
+    return out[:_PROBLEMS_SHOWN]
+
+
+def _shown(text: str) -> str:
+    """`text` fit for a problem's message: quoted, at most about 40 characters."""
+    return repr(text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "...")
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -23,6 +23,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._reports",
         "addressable._secrets",
         "addressable._tokens",
+        "addressable._urlcredentials",
     ),
     "stores": (
         "addressable._stores",

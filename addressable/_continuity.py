@@ -5,18 +5,20 @@ has an age, and an action that depends on a stale one waits until it is re-read.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections.abc import Iterable
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from ._errors import AddressableError, NotFound, NotReplayable
+from ._errors import AddressableError, ArgumentError, NotFound, NotReplayable
 from ._evict import evict
 from ._models import Determinism, Outcome, Record, Result, aware
 from ._reports import Report
 from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
+from ._urlcredentials import redact_url
 
 if TYPE_CHECKING:
     from ._calls import Calls
@@ -25,6 +27,12 @@ if TYPE_CHECKING:
     from ._stores import Store
 
 CHECKPOINT_TOOL = "checkpoint"
+CHECKPOINT_PIN = "checkpoint"
+"""The reason of the pins a checkpoint makes on the records it cites."""
+CHECKPOINT_PIN_AGE = timedelta(days=7)
+"""How long a checkpoint's pin lasts after the last checkpoint that cited the record
+(each one pins again, so the age restarts), unless the kit's session is ended before:
+as a stub's pin, never for ever, since what a model cites is not the user's to keep."""
 OBSERVATIONS_KEPT = 20  # the newest reads the harness lists in a state document
 StalePolicy = Literal["refuse", "warn"]
 
@@ -105,11 +113,25 @@ def harness_state(
     have = {a.path for a in merged.artifacts}
     merged.artifacts += [a for p, a in artifacts.items() if p not in have]
     truth = {a.id: a for a in actions}
-    # The store's word on an action wins over the document's.
-    merged.actions = [truth.pop(a.id, a) for a in merged.actions] + list(truth.values())
-    seen = {o.id for o in merged.observations}
+    # The store's word on an action wins over the document's. A model may cite an
+    # action by a prefix of its id: resolved, it is the same action, listed once.
+    by_id: dict[str, StateAction] = {}
+    for action in merged.actions:
+        full = _full_id(kit, action.id)
+        by_id.setdefault(full, truth.pop(full, action))
+    merged.actions = [*by_id.values(), *truth.values()]
+    seen = {_full_id(kit, o.id) for o in merged.observations}
     merged.observations += [o for o in observations if o.id not in seen]
     return merged
+
+
+def _full_id(kit: Continuity, ref: str) -> str:
+    """The full id `ref` names in the store, or `ref` itself when it names none (a
+    document's problems say so)."""
+    try:
+        return kit.store.resolve(ref)
+    except AddressableError:
+        return ref
 
 
 def _operation(record: Record) -> str:
@@ -136,16 +158,11 @@ def _union(first: list[str], second: Iterable[str]) -> list[str]:
 
 
 def checkpoint(kit: Continuity, document: StateDocument) -> Result:
-    """Save the document and pin the records it refers to, in the kit's session."""
-    refs = set(document.checkpoint.refs if document.checkpoint else [])
-    refs |= {e for f in document.findings for e in f.evidence}
-    refs |= {o.id for o in document.observations}
-    for ref in sorted(refs):
-        try:
-            kit.store.pin(kit.store.resolve(ref))
-        except AddressableError:
-            continue  # a URL, or evidence the store does not have: nothing to pin
-    return kit.record(
+    """Save the document and pin the records it refers to, for the kit's session and at
+    most `CHECKPOINT_PIN_AGE`. The document is stored with every credential written in
+    a URL redacted and (as in every record) every known secret value masked."""
+    document = _without_url_credentials(document)
+    saved = kit.record(
         CHECKPOINT_TOOL,
         {"session": kit.session},
         document.model_dump_json().encode(),
@@ -153,17 +170,77 @@ def checkpoint(kit: Continuity, document: StateDocument) -> Result:
         key=f"checkpoint:{kit.session}",
         media_type="application/json",
     )
+    now = aware(kit.clock(), "the Toolkit's clock")
+    for ref in sorted(_refs(document)):
+        try:
+            _pin_cited(kit, kit.store.resolve(ref), now)
+        except AddressableError:
+            continue  # a URL, or evidence the store does not have: nothing to pin
+    return saved
+
+
+def _refs(document: StateDocument) -> set[str]:
+    refs = set(document.checkpoint.refs if document.checkpoint else [])
+    refs |= {e for f in document.findings for e in f.evidence}
+    return refs | {o.id for o in document.observations}
+
+
+def _pin_cited(kit: Continuity, record_id: str, now: datetime) -> None:
+    """Pin a record a checkpoint cites, unless a pin that lasts longer holds it already.
+
+    A record holds one pin: pinning for another reason replaces the pin it has. A user
+    pin the store never weakens; a live pin of another reason (a stub's) held for other
+    sessions too is left, since replacing it would end it with this kit's session."""
+    held = kit.store.pin_info(record_id)
+    if (
+        held is not None
+        and held.reason != CHECKPOINT_PIN
+        and held.live(now)
+        and set(held.sessions) - {kit.session}
+    ):
+        return
+    until = now + CHECKPOINT_PIN_AGE
+    kit.store.pin(record_id, reason=CHECKPOINT_PIN, session=kit.session, until=until)
+
+
+# -- credentials in URLs --------------------------------------------------------------------
+# A model writes the document, and may cite a URL with a password or a token in it. The
+# A URL anywhere in a document's text; the credentials in it are redacted by the rules
+# the adapters keep URLs by (`_urlcredentials`).
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"'`]+")
+
+
+def _without_url_credentials(document: StateDocument) -> StateDocument:
+    """`document` with the credentials in every URL it holds, in any field, redacted."""
+    dumped = document.model_dump(mode="json")
+    redacted = _redact_strings(dumped)
+    return document if redacted == dumped else StateDocument.model_validate(redacted)
+
+
+def _redact_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return _URL.sub(lambda m: redact_url(m[0]), value) if "://" in value else value
+    if isinstance(value, dict):
+        return {k: _redact_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(v) for v in value]
+    return value
 
 
 def recover(kit: Continuity, session: str | None = None) -> Recovery:
     """Restore the newest checkpoint of `session` (the kit's by default). A checkpoint
     does not freeze the world it describes: every fact it refers to is stale until
-    re-read, and `must_reread` lists them."""
+    re-read, and `must_reread` lists them.
+
+    The newest is the one saved last: a document saved again (the work went back to an
+    earlier position) is the same record seen again, so checkpoints are ordered by their
+    latest sighting, and those seen last at the same instant by their first."""
     key = f"checkpoint:{session or kit.session}"
     saved = list(kit.store.records(tool=CHECKPOINT_TOOL, key=key))
     if not saved:
         raise NotFound(f"no checkpoint for session {session or kit.session!r}")
-    document = StateDocument.model_validate_json(kit.store.read(saved[-1]))
+    newest = max(enumerate(saved), key=lambda n: (kit.store.last_seen(n[1]), n[0]))[1]
+    document = StateDocument.model_validate_json(kit.store.read(newest))
     refs = list(document.checkpoint.refs if document.checkpoint else [])
     refs += [o.id for o in document.observations]
     must = []
@@ -180,24 +257,40 @@ def recover(kit: Continuity, session: str | None = None) -> Recovery:
 
 def revalidate(kit: Continuity, ids: Iterable[str]) -> Revalidation:
     """Re-read what is deterministic (a new observation; unchanged content makes the
-    fact fresh again); mark the rest stale."""
+    fact fresh again); mark the rest stale. A record that is gone is listed as stale;
+    an id that is malformed or ambiguous is an error, raised before anything changes."""
+    found: list[tuple[str, Record | None]] = []
+    for ref in _listed(ids):
+        try:
+            found.append((ref, kit.get(ref)))
+        except NotFound:  # expired, or never stored: nothing can be re-read
+            found.append((ref, None))
     fresh: dict[str, str] = {}
     changed: list[str] = []
     stale: list[str] = []
-    for ref in ids:
+    for ref, record in found:
+        if record is None:
+            stale.append(ref)
+            continue
         try:
-            record = kit.get(ref)
             result = kit.replay(record.id, verify=True)
         except (NotReplayable, AddressableError):
-            stale.append(ref)
-            kit.mark_stale([ref])
+            stale.append(record.id)
+            kit.stale_ids.add(record.id)
             continue
         fresh[record.id] = result.id
         if result.changed:
             changed.append(record.id)  # the fact it recorded no longer holds
         else:
-            kit.unmark_stale([record.id])
+            kit.stale_ids.discard(record.id)
     return Revalidation(fresh=fresh, changed=changed, stale=stale)
+
+
+def _listed(ids: Iterable[str]) -> list[str]:
+    """`ids` as a list; `ArgumentError` for one string, whose characters are not ids."""
+    if isinstance(ids, str | bytes):
+        raise ArgumentError(f"give a list of ids, not one {type(ids).__name__}: [{ids!r:.40}]")
+    return list(ids)
 
 
 def stale_among(kit: Continuity, ids: Iterable[str], now: datetime) -> list[str]:
@@ -205,7 +298,7 @@ def stale_among(kit: Continuity, ids: Iterable[str], now: datetime) -> list[str]
     `now` must be timezone-aware, as every stored time is (`ArgumentError` if not)."""
     now = aware(now, "the time given as now")
     out = []
-    for ref in ids:
+    for ref in _listed(ids):
         record = kit.get(ref)
         if record.id in kit.stale_ids or (
             record.max_age is not None and now - kit.store.last_seen(record) > record.max_age
@@ -270,10 +363,11 @@ class Continuity:
         require_fresh(self, ids, self.stale_policy)
 
     def mark_stale(self, ids: Iterable[str]) -> None:
-        self.stale_ids.update(self.store.resolve(i) for i in ids)
+        # Every id resolved before any is marked: a bad one changes nothing.
+        self.stale_ids.update([self.store.resolve(i) for i in _listed(ids)])
 
     def unmark_stale(self, ids: Iterable[str]) -> None:
-        self.stale_ids.difference_update(self.store.resolve(i) for i in ids)
+        self.stale_ids.difference_update([self.store.resolve(i) for i in _listed(ids)])
 
     def outcome(self, id: str) -> Outcome | None:
         return outcome_in(self.store, self.get(id).id)

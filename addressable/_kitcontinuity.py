@@ -46,15 +46,20 @@ class ContinuityFacade:
         return self._continuity.state(task, document)
 
     def checkpoint(self, document: StateDocument) -> Result:
-        """Save the document and pin what it refers to."""
+        """Save the document (credentials in its URLs redacted, secret values masked)
+        and pin what it cites for the kit's session and seven days at most after
+        the last checkpoint that cited it: a model's citation never pins for ever."""
         return self._continuity.checkpoint(document)
 
     def recover(self, session: str | None = None) -> Recovery:
-        """Restore the newest checkpoint; what it refers to is stale until re-read."""
+        """Restore the newest checkpoint (the one saved last, even when it was saved
+        before too); what it refers to is stale until re-read."""
         return self._continuity.recover(session)
 
     def revalidate(self, ids: Iterable[str]) -> Revalidation:
-        """Re-read the deterministic facts among `ids`; mark the rest stale."""
+        """Re-read the deterministic facts among `ids`; mark the rest stale. A record
+        that is gone is listed in `stale`; a malformed or ambiguous id raises before
+        anything is re-read or marked."""
         return self._continuity.revalidate(ids)
 
     def require_fresh(self, ids: Iterable[str]) -> None:
@@ -63,7 +68,8 @@ class ContinuityFacade:
         self._continuity.require_fresh(ids)
 
     def mark_stale(self, ids: Iterable[str]) -> None:
-        """Mark facts stale: an action that depends on them waits until they are re-read."""
+        """Mark facts stale: an action that depends on them waits until they are re-read.
+        Every id is resolved first: one that does not resolve raises, and none is marked."""
         self._continuity.mark_stale(ids)
 
     def unmark_stale(self, ids: Iterable[str]) -> None:

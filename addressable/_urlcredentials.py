@@ -126,7 +126,8 @@ def _is_credential(name: str, value: str) -> bool:
 def _keeps(value: str) -> bool:
     """A value kept as written: a secret reference, or already redacted."""
     plain = unquote_plus(value)
-    return is_secret_ref(plain) or plain == REDACTED
+    # `[secret:env:NAME]` is how a value the toolkit resolved is masked: no credential.
+    return is_secret_ref(plain.removeprefix("[").removesuffix("]")) or plain == REDACTED
 
 
 def has_credential(url: str) -> bool:

@@ -86,9 +86,11 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     form and uniqueness, its payload and its size can be checked.
 
     Records the store already has keep theirs and gain only the sightings they lack:
-    importing the same bundle twice adds nothing. Pins come back as they were exported
-    (a compaction's "stub" pin with its sessions and its end, a user pin until
-    unpinned), joined to a pin the store holds as `Store.pin` joins them.
+    importing the same bundle twice adds nothing. A record's token count (0 or more) is
+    kept only for a payload the store has not counted: a count it holds stays. Pins come
+    back as they were exported (a compaction's "stub" pin with its sessions and its end,
+    a user pin until unpinned), joined to a pin the store holds as `Store.pin` joins
+    them.
     """
     path = Path(path)
     entries, hashes = _check(store, path)
@@ -96,8 +98,9 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     for digest, data in _blobs(path):
         for entry in entries.get(digest, []):
             record = entry.record
-            if _held(store, record.id) is None and store.put(record, data):
+            if _held(store, record.id) is None and store.put(_uncounted(record), data):
                 imported += 1
+                _count(store, record)
             else:
                 skipped += 1
             known = {(o.at, o.session) for o in store.observations(record.id)}
@@ -266,6 +269,19 @@ def _restore(store: Store, record_id: str, pin: Pin) -> None:
     sessions: list[str | None] = [*pin.sessions] or [None]
     for session in sessions:
         store.pin(record_id, reason=pin.reason, session=session, until=pin.until)
+
+
+def _uncounted(record: Record) -> Record:
+    """The record without its token count: a store keeps one count a payload, shared by
+    every record of it, and `put` would write the bundle's over the one it holds."""
+    return record if record.tokens is None else record.model_copy(update={"tokens": None})
+
+
+def _count(store: Store, record: Record) -> None:
+    """Keep the bundle's token count of a record just imported, unless the store already
+    counted its payload: a count the store holds is never replaced by a bundle's."""
+    if record.tokens is not None and store.get(record.id).tokens is None:
+        store.set_tokens(record.content_hash, record.tokens)
 
 
 def _held(store: Store, record_id: str) -> Record | None:

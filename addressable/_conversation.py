@@ -3,6 +3,7 @@ results (`Conversation`); and the error of a list that is not well formed."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,6 +21,38 @@ class MalformedMessages(AddressableError, ValueError):
     def __init__(self, index: int, why: str) -> None:
         self.index = index
         super().__init__(f"message {index}: {why}")
+
+
+# Lists and objects inside one another, a message counted as 1: far past anything an API
+# sends (a tool input nested 20 deep is rare), and far short of what copying or counting
+# a message, which recurse, can go through within Python's stack (1,000 frames).
+MAX_NESTING = 100
+TOO_DEEP = f"lists and objects nest more than {MAX_NESTING} deep in it"
+
+
+def too_deep(message: Mapping[str, Any] | Sequence[Any]) -> bool:
+    """Whether lists and objects nest more than `MAX_NESTING` deep in `message`: found
+    without recursion, so that any depth (or a list that holds itself) is answered."""
+    stack: list[tuple[Any, int]] = [(message, 1)]
+    while stack:
+        value, depth = stack.pop()
+        for item in value.values() if isinstance(value, Mapping) else value:
+            if isinstance(item, str):  # the most common, and quickest to pass over
+                continue
+            if isinstance(item, (dict, list, tuple, Mapping)):  # dict first: the quickest
+                if depth == MAX_NESTING:
+                    return True
+                stack.append((item, depth + 1))
+    return False
+
+
+def nested_too_deep(messages: Sequence[Any]) -> MalformedMessages:
+    """The error for a list that nests past what can be read: naming the first message
+    that nests too deep (the first, if none can be found)."""
+    for i, message in enumerate(messages):
+        if isinstance(message, Mapping | list | tuple) and too_deep(message):
+            return MalformedMessages(i, TOO_DEEP)
+    return MalformedMessages(0, "lists and objects nest too deep in the list to read it")
 
 
 @dataclass(frozen=True)

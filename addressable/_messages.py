@@ -26,7 +26,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._conversation import SHAPES, Conversation, MalformedMessages, Shape, ToolCall, ToolResult
+from ._conversation import (
+    SHAPES,
+    TOO_DEEP,
+    Conversation,
+    MalformedMessages,
+    Shape,
+    ToolCall,
+    ToolResult,
+    too_deep,
+)
 from ._errors import ArgumentError
 from ._sdkviews import views
 from ._shapes import RESULT_ITEMS, read_anthropic, read_chat, read_responses
@@ -95,6 +104,8 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise MalformedMessages(i, f"expected an object, got {type(message).__name__}")
+        if too_deep(message):
+            raise MalformedMessages(i, TOO_DEEP)
         for item in reader(i, message, found):
             if isinstance(item, ToolCall):
                 if lone_surrogate(item.name, "the tool name") or lone_surrogate(

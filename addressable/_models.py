@@ -113,7 +113,7 @@ class Record(_Frozen):
     media_type: str
     observed_at: AwareDatetime
     session: str | None = None
-    tokens: int | None = None
+    tokens: int | None = Field(default=None, ge=0)  # a count: none below zero
     error: str | None = None
     outcome: Outcome | None = None
     idempotency_key: str | None = None

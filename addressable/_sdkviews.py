@@ -9,7 +9,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ._conversation import MalformedMessages
+from ._conversation import MalformedMessages, nested_too_deep
 
 Source = Literal["dicts", "sdk", "langchain"]  # what the list held: see `views`
 
@@ -27,6 +27,13 @@ def views(messages: Sequence[Any]) -> tuple[list[Mapping[str, Any]], Source]:
     Raises `MalformedMessages` naming the first item that is none of these."""
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
         raise MalformedMessages(0, f"a message list must be a list, got {type(messages).__name__}")
+    try:
+        return _views(messages)
+    except RecursionError:  # lists in lists past Python's stack, which reading recurses
+        raise nested_too_deep(messages) from None
+
+
+def _views(messages: Sequence[Any]) -> tuple[list[Mapping[str, Any]], Source]:
     if messages and _is_langchain(messages[0]):
         return [_langchain_view(i, m) for i, m in enumerate(messages)], "langchain"
     out: list[Mapping[str, Any]] = []

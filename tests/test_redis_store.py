@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from urllib.parse import urlencode
 
 import pytest
+import redis
 
 import addressable as ad
 
@@ -78,3 +80,35 @@ def test_writers_wait_while_gc_holds_the_store(redis_url: str) -> None:
     holder.join()
     assert waited >= 0.2  # it could not land while the exclusive section was held
     assert kit.replay(res.id).payload == b"after gc"
+
+
+@pytest.mark.parametrize("name", ["team:b", "team*", "te?m", "t[ea]m", "te\\am", ":"])
+def test_a_namespace_that_would_reach_into_others_is_refused(redis_url: str, name: str) -> None:
+    url = f"{redis_url}?{urlencode({'namespace': name})}".replace("redis://", "redis://:pw@")
+    with pytest.raises(ad.StoreError, match="a namespace cannot contain") as info:
+        ad.open_store(url)
+    assert "\n" not in str(info.value) and ":pw@" not in str(info.value)
+
+
+def test_a_namespace_sees_none_of_the_keys_of_one_named_after_it(redis_url: str) -> None:
+    # A store in "<name>:b", as it could be made before such names were refused: its
+    # keys all start with "<name>:", the prefix of the store in "<name>".
+    name = f"t-{uuid.uuid4().hex[:12]}"
+    with ad.open_store(f"{redis_url}?namespace={name}-b") as made:
+        ad.Toolkit(made).record("t", {"x": 1}, b"payload of b", determinism="deterministic")
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter(match=f"{name}-b:*"):
+        client.rename(key, key.replace(f"{name}-b:".encode(), f"{name}:b:".encode(), 1))
+    theirs = {k: client.dump(k) for k in client.scan_iter(match=f"{name}:b:*")}
+    assert len(theirs) > 5
+    with ad.open_store(f"{redis_url}?namespace={name}") as store:
+        ours = ad.Toolkit(store).record("t", {"x": 2}, b"ours", determinism="deterministic")
+        assert isinstance(store, ad.KeyValueStore)
+        assert all(":" not in k.partition(":")[2] for k in store._backend.keys(""))
+        assert [r.id for r in store.records()] == [ours.id]
+        report = store.verify()
+        assert report.ok and report.records == 1 and report.orphan_blobs == 0
+        gone = store.gc(max_bytes=1)
+        assert gone.removed_records == [ours.id]
+    assert {k: client.dump(k) for k in client.scan_iter(match=f"{name}:b:*")} == theirs
+    client.close()

@@ -363,3 +363,14 @@ def test_gc_counts_only_what_it_removed(store: ad.Store, clock: FakeClock) -> No
     assert (report.removed_blobs, report.freed_bytes) == (0, 0)
     assert store._backend.get(blob_key(old.record.content_hash)) == b"shared"
     assert store._backend.get("t:" + old.record.content_hash[:32]) == b"3"
+
+
+@pytest.mark.parametrize("limit", [2**63 - 1, 2**63, 2**100])
+@pytest.mark.parametrize("tool", [None, "t"])
+def test_a_limit_past_what_the_backend_counts_means_every_record(
+    store: ad.Store, limit: int, tool: str | None
+) -> None:
+    kit = ad.Toolkit(store)
+    made = [kit.record("t", {"i": i}, b"%d" % i, determinism="deterministic") for i in range(3)]
+    found = list(store.records(tool=tool, newest_first=True, limit=limit))
+    assert [r.id for r in found] == [r.id for r in reversed(made)]

@@ -41,19 +41,31 @@ class BadLine(BaseModel):
 
 
 def read_sessions(path: str | Path) -> Iterator[Session | BadLine]:
-    """Each line of a JSONL file as a `Session`, or a `BadLine` naming what was wrong."""
-    with Path(path).open(encoding="utf-8") as f:
+    """Each line of a JSONL file as a `Session`, or a `BadLine` naming what was wrong.
+    Lines are decoded one by one: a line that is not UTF-8 is a `BadLine`, and the
+    lines before and after it are still read."""
+    with Path(path).open("rb") as f:
         for number, raw in enumerate(f, start=1):
             if not raw.strip():
                 continue
-            yield session_from(raw, number)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                error = f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+                yield BadLine(line=number, error=error)
+                continue
+            yield session_from(text, number)
 
 
 def session_from(raw: str, number: int = 1) -> Session | BadLine:
+    """One line as a `Session`, or a `BadLine` naming what was wrong: not JSON, nested
+    past what the parser goes through, not a session, or messages not well formed."""
     try:
         data = json.loads(raw)
     except ValueError as exc:
         return BadLine(line=number, error=f"not JSON: {exc}")
+    except RecursionError:
+        return BadLine(line=number, error="not JSON that can be read: it nests too deeply")
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         return BadLine(line=number, error='not a session: expected {"session_id", "messages"}')
     try:

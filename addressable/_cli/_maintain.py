@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import secrets
+import shutil
 import sys
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 
 from rich.console import Console
 
-from .._bundle import export_bundle, import_bundle
+from .._bundle import BundleSummary, export_bundle, import_bundle
 from .._errors import ArgumentError, BundleError
 from .._exitcodes import EXIT_OK
-from .._stores import Store
-from ._output import print_json, size_text, terminal
+from .._stores import DiskStore, Store
+from ._output import print_json, size_text, terminal, visible
 
 
 def run_gc(store: Store, args: argparse.Namespace, out: Console) -> int:
@@ -35,8 +39,7 @@ def run_export(store: Store, args: argparse.Namespace, out: Console) -> int:
     """`export`: the whole store as a bundle, to -o FILE or to a stdout that is not a
     terminal."""
     if args.output:
-        with open(args.output, "wb") as f:
-            summary = export_bundle(store, f)
+        summary = _export_to(store, Path(args.output))
     elif terminal():
         raise ArgumentError(
             "export writes a bundle, not text for a terminal: give -o FILE, or redirect "
@@ -51,6 +54,47 @@ def run_export(store: Store, args: argparse.Namespace, out: Console) -> int:
     else:
         print(message, file=sys.stderr)
     return EXIT_OK
+
+
+def _export_to(store: Store, output: Path) -> BundleSummary:
+    """Write the bundle to `output` whole or not at all: to a new file beside it, renamed
+    onto it only once the end line is written, so that an export that fails (a damaged
+    payload, a full disk) leaves the file that was there. A pipe or a device (-o
+    /dev/stdout) cannot be renamed onto and is written to directly."""
+    target = output.resolve()  # through a symlink: the file it names is replaced
+    _refuse_inside(store, output, target)
+    if output.exists() and not output.is_file():
+        if output.is_dir():
+            raise ArgumentError(f"-o {visible(str(output))} is a directory: give a file to write")
+        with open(output, "wb") as f:
+            return export_bundle(store, f)
+    partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
+    # 0o666 less the umask, as open() would make it; an existing file's mode is kept.
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(fd, "wb") as f:
+            summary = export_bundle(store, f)
+            f.flush()
+            os.fsync(f.fileno())
+        if target.exists():
+            shutil.copymode(target, partial)
+        os.replace(partial, target)
+    except BaseException:
+        with suppress(OSError):
+            partial.unlink()
+        raise
+    return summary
+
+
+def _refuse_inside(store: Store, output: Path, target: Path) -> None:
+    """A bundle written among a disk store's own files would overwrite or disturb them
+    (-o STORE/cache.db emptied the database): refused before anything is opened."""
+    if isinstance(store, DiskStore) and target.is_relative_to(store.directory):
+        raise ArgumentError(
+            f"-o {visible(str(output))} is inside the store being exported "
+            f"({visible(str(store.directory))}): write "
+            "the bundle outside the store's directory"
+        )
 
 
 def run_import(store: Store, args: argparse.Namespace, out: Console) -> int:

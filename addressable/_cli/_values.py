@@ -23,13 +23,16 @@ _SIZES = {  # powers of 1000, as sizes are printed; powers of 1024 when named so
 
 
 def count(text: str) -> int:
-    """A whole number of 1 or more (--limit)."""
+    """A whole number from 1 to 2**63 - 1 (--limit): no store holds more records, and
+    SQLite's and Redis's integers go no further."""
     try:
         n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a count: give 1 or more")
+    if n >= 2**63:
+        raise argparse.ArgumentTypeError(f"{text!r} is too large a count: give at most 2**63 - 1")
     return n
 
 
@@ -70,15 +73,19 @@ def size(text: str) -> int:
 def when(text: str) -> datetime:
     """A moment: a duration ago (2h, 7d) or an ISO time, in UTC (--since)."""
     span = _span(text)
-    try:
-        if span is not None:
-            return datetime.now(UTC) - span
+    if span is not None:
         try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is neither a duration (2h, 7d) nor an ISO time (2026-03-11T09:00)"
-            ) from None
+            return datetime.now(UTC) - span
+        except OverflowError:  # before the year 1
+            raise argparse.ArgumentTypeError(f"{text!r} is too far back in time") from None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a duration (2h, 7d) nor an ISO time (2026-03-11T09:00)"
+        ) from None
+    try:
         return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
-    except OverflowError:
-        raise argparse.ArgumentTypeError(f"{text!r} is too far back in time") from None
+    except OverflowError:  # in UTC, after 9999-12-31 or before the year 1
+        edge = "after the year 9999" if moment.year == 9999 else "before the year 1"
+        raise argparse.ArgumentTypeError(f"{text!r} is {edge} in UTC") from None

@@ -24,6 +24,8 @@ def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True
     - ``redis://host:port/db`` (``rediss://`` for TLS; ``?namespace=name`` to share a
       database): a `RedisStore`, with the `redis` extra
 
+    Errors never show a URL's user and password, nor any query parameter but the namespace.
+
     With ``create=False`` a disk store must already exist: a directory that does not
     exist, or holds no store, raises `NoStore` naming it, and nothing is created. (A
     memory store is always new and a Redis server has nothing to create, so for those it
@@ -50,14 +52,14 @@ def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True
     try:
         parts = urlsplit(url)
     except ValueError as exc:  # e.g. a malformed IPv6 host
-        raise StoreError(f"store URL {url!r} cannot be parsed: {exc}") from exc
+        raise StoreError(f"store URL {_shown(url)!r} cannot be parsed: {exc}") from exc
     scheme = parts.scheme.lower()
     if scheme == "memory":
         return MemoryStore()
     if scheme in ("disk", "file"):
         path = parts.netloc + parts.path
         if not path:
-            raise StoreError(f"store URL {url!r} names no directory: disk:///path/to/store")
+            raise StoreError(f"store URL {_shown(url)!r} names no directory: disk:///path/to/store")
         return _disk(Path(path), create)
     if scheme in ("redis", "rediss"):
         from ._redis import RedisStore
@@ -65,7 +67,9 @@ def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True
         return RedisStore(url)
     if scheme == "" or len(scheme) == 1:  # a plain path (or a Windows drive letter)
         return _disk(Path(url), create)
-    raise StoreError(f"unknown store URL {url!r}: use memory://, disk:///path, or a directory path")
+    raise StoreError(
+        f"unknown store URL {_shown(url)!r}: use memory://, disk:///path, or a directory path"
+    )
 
 
 def _disk(path: Path, create: bool) -> DiskStore:
@@ -78,6 +82,20 @@ def _disk(path: Path, create: bool) -> DiskStore:
         if not (where / DBNAME).is_file():
             raise NoStore(where, "the directory holds no store")
     return DiskStore(path)
+
+
+def _shown(url: str) -> str:
+    """`url` as an error may show it: what stands between "://" and the last "@" (a user
+    and password) written ***, and a query (which may hold ?password=) cut, found by
+    text alone so that it holds for a URL that does not parse too."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    if "@" in rest:
+        rest = "***@" + rest.rpartition("@")[2]
+    if "?" in rest:
+        rest = rest.partition("?")[0] + "?…"
+    return f"{scheme}://{rest}"
 
 
 def _short(value: object) -> str:

@@ -22,6 +22,8 @@ from ._codec import load_observation, load_record
 from ._index import IDS, KEY, REF, SEEN, SESSION, TIME, TOMBS, TOOL, micros
 from ._keys import OBSERVED, RECORD, TOMBSTONE, blob_key, tokens_key
 
+_PAGE = 4096  # the most ids a listing reads from an index at once
+
 
 class Reading:
     """The reads of a `KeyValueStore`, and the state they keep: the base it is built on."""
@@ -208,7 +210,10 @@ class Reading:
         time: as many as needed, not the whole index."""
         found: list[Record] = []
         seen: set[str] = set()  # a record written meanwhile shifts the pages: once each
-        offset, page = 0, max(limit, 16)
+        # The page, not the limit, is what a backend is asked for: a limit past what
+        # SQLite's or Redis's integers hold (2**63) would fail there, and one that large
+        # only means "all of them".
+        offset, page = 0, min(max(limit, 16), _PAGE)
         while True:
             ids = self._backend.members(name, reverse=newest_first, offset=offset, limit=page)
             for record in self._load((i for i in ids if i not in seen), damaged):
@@ -220,7 +225,7 @@ class Reading:
             if len(ids) < page:
                 return found
             offset += len(ids)
-            page = min(page * 4, 4096)
+            page = min(page * 4, _PAGE)
 
     def _load(self, ids: Iterable[str], damaged: list[str] | None = None) -> Iterator[Record]:
         """The records with these ids, skipping any removed since they were listed; one

@@ -125,14 +125,19 @@ class _RedisBackend:
             raise MissingDependency("the Redis store", "redis", "redis") from None
         parts = urlsplit(url)
         query = dict(parse_qsl(parts.query))
-        self.namespace = query.pop("namespace", "addressable") + ":"
+        namespace = query.pop("namespace", "addressable")
         server_url = urlunsplit(parts._replace(query=urlencode(query)))
         # The location is shown and logged: never with the password in it.
-        netloc = parts.hostname or ""
-        if parts.port:
-            netloc += f":{parts.port}"
-        shown = {"namespace": self.namespace[:-1]} if self.namespace != "addressable:" else {}
+        netloc = parts.netloc.rpartition("@")[2]
+        shown = {"namespace": namespace} if namespace != "addressable" else {}
         self.location = urlunsplit(parts._replace(netloc=netloc, query=urlencode(shown)))
+        try:
+            parts.port  # noqa: B018 - read for its check: a number from 0 to 65535
+        except ValueError:
+            raise StoreError(
+                f"redis store URL {self.location}: the port is not a number from 0 to 65535"
+            ) from None
+        self.namespace = _checked(namespace, self.location) + ":"
         self.failures: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         try:
             self._client = redis.Redis.from_url(server_url)
@@ -187,7 +192,7 @@ class _RedisBackend:
             cast(bytes, k).decode()[start:]
             for k in self._client.scan_iter(match=pattern, count=1000)
         )
-        return [k for k in found if not k.startswith("ix")]  # the indexes are apart
+        return [k for k in found if _own(k)]
 
     def _entries(self, entries: Sequence[Entry]) -> tuple[list[str], list[Any]]:
         keys = [self._area + name for name, _, _ in entries]
@@ -348,12 +353,41 @@ class _RedisBackend:
         self._client.close()
 
 
+# A namespace is the first part of every key, up to its ":". One with a ":" of its own
+# would share keys with another ("team" and "team:b": team's listing read team:b's keys,
+# and its gc swept them), and glob characters would reach further in SCAN's patterns.
+_NOT_IN_NAMESPACE = re.compile(r"[:*?\[\]\\]")
+
+
+def _checked(namespace: str, location: str) -> str:
+    """`namespace` if it keeps its keys apart from every other namespace's; else a
+    `StoreError` naming what is wrong with it."""
+    bad = _NOT_IN_NAMESPACE.search(namespace)
+    if bad is not None:
+        raise StoreError(
+            f"redis store URL {location}: a namespace cannot contain {bad[0]!r} (nor any "
+            "of : * ? [ ] \\): it would reach into other namespaces' keys"
+        )
+    return namespace
+
+
+def _own(key: str) -> bool:
+    """Whether a key found under the namespace is one of its own: a kind, a ":", then a
+    hash or an id (see `_keys`). The indexes ("ix", "ix:...") and the lock are apart.
+    A namespace that starts with this one and a ":" (made before such namespaces were
+    refused) has keys that read here as "<x>:<kind>:<hash>", "<x>:ix" (its totals),
+    "<x>:ix:<index>" and "<x>:lock:exclusive": none of them is ours."""
+    kind, colon, rest = key.partition(":")
+    return bool(colon) and kind not in ("ix", "lock") and ":" not in rest and rest != "ix"
+
+
 class RedisStore(KeyValueStore):
     """A `Store` on a Redis server: `open_store("redis://127.0.0.1:6379/0")`.
 
     Many processes and machines can share it. Keys live under a namespace
     (``?namespace=name`` in the URL, ``addressable`` by default), so several stores can
-    share one database. Needs the `redis` extra.
+    share one database; a name with ``:``, ``*``, ``?``, ``[``, ``]`` or ``\\`` would
+    reach into another's keys and is refused (`StoreError`). Needs the `redis` extra.
 
     gc holds a lock on the server while it marks and sweeps; writers wait for it (up to
     60 s, then `StoreError`). The lock expires 5 s (`LOCK_TIMEOUT`) after its holder last

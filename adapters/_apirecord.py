@@ -106,6 +106,9 @@ class ApiRecording(ApiRequests):
         if sent.over:  # the status tells the outcome; the body is not kept
             body, media_type = self._too_large(call).encode(), "text/plain; charset=utf-8"
             meta["body_over"] = self.max_bytes
+        elif sent.unreadable is not None:  # the same: the body could not be read
+            body, media_type = f"[{sent.unreadable}]".encode(), "text/plain; charset=utf-8"
+            meta["body_unreadable"] = sent.unreadable
         return self.kit.record(
             self.name,
             args,

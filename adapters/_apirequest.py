@@ -101,6 +101,8 @@ class ApiRequests(Adapter):
         body = _Body(self.max_bytes)
         try:
             response = exchange.send(client, request, body.add)
+        except BadAnswer as exc:
+            return _unreadable(call, exchange, exc)
         except BaseException as exc:
             return _failed(call, exchange, exc)
         return Sent(exchange, response, bytes(body.data), over=body.over)
@@ -113,6 +115,8 @@ class ApiRequests(Adapter):
         body = _Body(self.max_bytes)
         try:
             response = await exchange.asend(client, request, body.add)
+        except BadAnswer as exc:
+            return _unreadable(call, exchange, exc)
         except BaseException as exc:
             return _failed(call, exchange, exc)
         return Sent(exchange, response, bytes(body.data), over=body.over)
@@ -198,6 +202,7 @@ class Sent:
     body: bytes = b""
     error: BaseException | None = None
     over: bool = False
+    unreadable: str | None = None  # why the body could not be read (its status was)
 
 
 def _failed(call: Call, exchange: Exchange, exc: BaseException) -> Sent:
@@ -209,6 +214,14 @@ def _failed(call: Call, exchange: Exchange, exc: BaseException) -> Sent:
     if call.method == "GET" and not isinstance(exc, FAILURES):
         raise exc
     return Sent(exchange, error=exc)
+
+
+def _unreadable(call: Call, exchange: Exchange, exc: BadAnswer) -> Sent:
+    """An answer whose body could not be read: a write whose status was read has the
+    outcome its status gives (its body is not kept, as one over the limit is not)."""
+    if call.method == "GET" or exc.response is None:
+        return _failed(call, exchange, exc)
+    return Sent(exchange, exc.response, unreadable=str(exc))
 
 
 class _Body:

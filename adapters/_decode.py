@@ -25,7 +25,12 @@ class BadAnswer(ad.AddressableError):
     """A server answered with what cannot be read as it says: a body that does not
     decode, in an encoding not asked for, a redirect to no URL that can be fetched; for
     a search backend, also what its API does not give (not its JSON, the wrong shape,
-    more than `MAX_ANSWER` bytes). Nothing of it is kept."""
+    more than `MAX_ANSWER` bytes). Nothing of it is kept.
+
+    `response` is the answer whose body it was, when its status had been read (a
+    write's outcome still follows from its status); None otherwise."""
+
+    response: Any = None
 
 
 def layers(response: Any, what: str) -> list[Inflate]:

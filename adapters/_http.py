@@ -21,9 +21,10 @@ the caller's limit stops the reading within a step of it. An answer in an encodi
 that cannot be decoded so (br, zstd, compress) is a `BadAnswer`, not read.
 
 Cookies are a call's own: the clients the adapters make keep none, and a cookie in the
-jar of a client given is never sent. A request carries the Cookie header its identity
-names (while the chain stays on its origin) and the cookies the chain itself was given
-(a login that sets one and redirects), so none goes with a call as another identity.
+jar of a client given is never sent. While the chain stays on its first origin, a
+request carries the Cookie header its identity names and the cookies the chain itself
+was given (a login that sets one and redirects); once it leaves, neither goes further,
+as no header of the identity does. None goes with a call as another identity.
 
 A client is an httpx client or an httpx2 one (the stack newer SDKs use): both have the
 same `build_request`, `send` and streamed responses, and the failures of either are
@@ -35,7 +36,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from types import ModuleType
 from typing import Any, Protocol
@@ -176,7 +178,8 @@ class Exchange:
                 try:
                     current = self._next(response, client.max_redirects)
                     if current is None:
-                        self._read(response, collect)
+                        with _answering(response):
+                            self._read(response, collect)
                         response.history = list(self.history)
                         return response
                 finally:
@@ -205,7 +208,8 @@ class Exchange:
                     try:
                         current = self._next(response, client.max_redirects)
                         if current is None:
-                            await self._aread(response, collect)
+                            with _answering(response):
+                                await self._aread(response, collect)
                             response.history = list(self.history)
                             return response
                     finally:
@@ -266,7 +270,8 @@ class Exchange:
         request.headers["Accept-Encoding"] = ACCEPTED
         if not (self._carrying and _COOKIE in self._credential_names):
             request.headers.pop(_COOKIE, None)  # the client's jar: not this call's
-        self._cookies.set_cookie_header(request)
+        if self._carrying:  # the chain's cookies stay on the origin that set them
+            self._cookies.set_cookie_header(request)
         # No wait of this request may outlast the call's deadline.
         left = self.end - time.monotonic()
         if left <= 0:
@@ -305,7 +310,8 @@ class Exchange:
                 f"{self.what}: the redirect to {shown_url(str(request.url))} is not to a "
                 f"URL that can be fetched: {problem}"
             )
-        self._cookies.extract_cookies(response)
+        if self._carrying:  # set by the first origin (once off it, none is sent again)
+            self._cookies.extract_cookies(response)
         if len(self.history) >= max_redirects:
             raise httpx.TooManyRedirects(f"more than {max_redirects} redirects", request=request)
         if target != self._origin:
@@ -384,6 +390,17 @@ class Clients:
                 await client.aclose()
             else:
                 client.close()
+
+
+@contextmanager
+def _answering(response: Any) -> Iterator[None]:
+    """While the body of `response` is read: a `BadAnswer` names the response, whose
+    status was read."""
+    try:
+        yield
+    except BadAnswer as exc:
+        exc.response = response
+        raise
 
 
 def _no_cookies() -> CookieJar:

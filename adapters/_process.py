@@ -58,7 +58,7 @@ def run(proc: subprocess.Popen[bytes], limit: float, max_bytes: int) -> Ran:
         output.close()
         proc.wait()
     out, err = output.data()
-    return Ran(out, err, proc.returncode, not ended, output.over)
+    return Ran(out, err, proc.returncode, not ended and not output.over, output.over)
 
 
 def _exits_by(proc: subprocess.Popen[bytes], deadline: float) -> bool:

@@ -202,7 +202,19 @@ class Shell(Adapter):
             raise ad.ArgumentError(
                 f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {exc.strerror or exc}"
             ) from exc
-        ran = run(proc, limit, self.max_bytes)
+        try:
+            ran = run(proc, limit, self.max_bytes)
+        except BaseException as exc:  # interrupted (Ctrl-C, a cancelled task): it was stopped
+            if determinism is ad.Determinism.SIDE_EFFECT:  # a write may have begun: never lost
+                self.kit.record_failure(
+                    self.name,
+                    args,
+                    exc,
+                    determinism=determinism,
+                    key=key,
+                    outcome=ad.Outcome.UNKNOWN,
+                )
+            raise
         if ran.over:
             return self._record_over(args, argv[0], ran, determinism, key)
         timed_out = ran.timed_out
@@ -293,14 +305,16 @@ class Shell(Adapter):
         self, words: str, text: str, pure: bool | None, writes: bool | None
     ) -> tuple[ad.Determinism, str | None]:
         """The determinism and key of a command: `pure=` and `writes=` are matched
-        against its `words` as they run (see `_words`), a `git show` against its text."""
-        if writes or (writes is None and self.writes and words.startswith(self.writes)):
+        against its `words` as they run (see `words`: `'rm'  x` is `rm x`) and against its
+        text as written (a prefix with a quote or `>` in it), a `git show` against its text."""
+        written = text.lstrip()
+        if writes or (writes is None and self.writes and _starts(self.writes, words, written)):
             return ad.Determinism.SIDE_EFFECT, None
         if match := _GIT_SHOW.match(text):
             commit = commit_of(self.cwd, match[1])
             if commit:
                 return ad.Determinism.DETERMINISTIC, f"{match[2]}@{commit}"
-        if pure or (pure is None and self.pure and words.startswith(self.pure)):
+        if pure or (pure is None and self.pure and _starts(self.pure, words, written)):
             return ad.Determinism.DETERMINISTIC, None
         return ad.Determinism.NONDETERMINISTIC, None
 
@@ -339,6 +353,11 @@ def _allowed(allow: Iterable[str] | None) -> tuple[str, ...] | None:
                 " not the command prefixes pure= and writes= take)"
             )
     return names
+
+
+def _starts(prefixes: tuple[str, ...], *forms: str) -> bool:
+    """Whether any form of a command starts with one of `prefixes`."""
+    return any(form.startswith(prefixes) for form in forms)
 
 
 def _render(out: bytes, err: bytes, code: int, timed_out: bool, limit: float) -> str:

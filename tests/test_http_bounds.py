@@ -227,3 +227,33 @@ def test_a_write_cancelled_while_waiting_for_its_answer_is_recorded_unknown(
     assert len(server.requests) == 1
     (action,) = kit.store.records()
     assert action.outcome is ad.Outcome.UNKNOWN and "CancelledError" in (action.error or "")
+
+
+@pytest.mark.parametrize(
+    ("status", "encoding", "outcome"),
+    [
+        (201, "br", ad.Outcome.COMPLETED),
+        (201, "gzip", ad.Outcome.COMPLETED),  # a body that is not gzip
+        (409, "gzip", ad.Outcome.NOT_APPLIED),
+    ],
+)
+def test_a_write_whose_answer_cannot_be_read_keeps_the_outcome_its_status_gives(
+    kit: ad.Toolkit, server: LocalServer, status: int, encoding: str, outcome: ad.Outcome
+) -> None:
+    headers = {"Content-Type": "application/json", "Content-Encoding": encoding}
+    server.routes[("POST", "/b")] = lambda r: Reply(status, b"not what it says", headers)
+    api = _api(kit, server)
+    for done in (
+        api.write("POST", server.url("/b"), identity="bot", json_body={"a": 1}),
+        asyncio.run(_awrite(api, server)),
+    ):
+        assert done.record.outcome is outcome
+        assert "does not decode" in done.text or "encoded as br" in done.text
+        assert done.record.meta["status_code"] == status and "body_unreadable" in done.record.meta
+
+
+async def _awrite(api: Api, server: LocalServer) -> ad.Result:
+    try:
+        return await api.awrite("POST", server.url("/b"), identity="bot", json_body={"a": 1})
+    finally:
+        await api.aclose()

@@ -133,3 +133,31 @@ def test_an_identitys_own_cookie_header_is_sent(kit: ad.Toolkit, site: LocalServ
     )
     shown = kit.handle("api", {"method": "GET", "url": site.url("/whoami"), "identity": "me"})
     assert _cookie(shown) == "sid=MINE"
+
+
+def test_a_cookie_set_on_the_way_stays_on_its_origin(kit: ad.Toolkit, site: LocalServer) -> None:
+    elsewhere = LocalServer()  # another port: another origin
+    try:
+        elsewhere.routes[("GET", "/whoami")] = site.routes[("GET", "/whoami")]
+
+        def login(r: Request) -> Reply:
+            # A session minted from the identity's token, then a redirect off the origin.
+            headers = {"Location": elsewhere.url("/whoami"), "Set-Cookie": "session=ADMIN"}
+            return Reply(302, b"", headers)
+
+        site.routes[("GET", "/sso")] = login
+        fetch = Fetch(kit, identities=[Identity(name="admin", headers={"X-Admin": "1"})])
+        answer = fetch(site.url("/sso"), identity="admin")
+        assert answer.record.status is ad.Status.OK
+        assert _cookie(answer.text) is None
+        assert "X-Admin" not in elsewhere.requests[-1].headers
+
+        async def go() -> str:
+            try:
+                return (await fetch.aget(site.url("/sso"), identity="admin")).text
+            finally:
+                await fetch.aclose()
+
+        assert _cookie(asyncio.run(go())) is None
+    finally:
+        elsewhere.stop()

@@ -132,3 +132,20 @@ def test_pure_matches_the_words_that_run(kit: ad.Toolkit, tmp_path: Path) -> Non
     shell = Shell(kit, cwd=tmp_path, pure=("wc -l",))
     assert shell("  wc  -l data.txt").record.determinism is ad.Determinism.DETERMINISTIC
     assert shell("wc -c data.txt").record.determinism is ad.Determinism.NONDETERMINISTIC
+
+
+@pytest.mark.parametrize(
+    ("prefix", "command"),
+    [
+        ("echo done >", "echo done > flag.txt"),
+        ('sqlite3 db "INSERT', 'sqlite3 db "INSERT INTO t VALUES(1)"'),
+        ("cp *", "cp *.txt dir/"),
+    ],
+)
+def test_writes_matches_a_shell_command_as_written_too(
+    kit: ad.Toolkit, tmp_path: Path, prefix: str, command: str
+) -> None:
+    shell = Shell(kit, cwd=tmp_path, allow_shell=True, writes=(prefix,))
+    record = shell(command, shell=True).record
+    assert record.determinism is ad.Determinism.SIDE_EFFECT
+    assert record.outcome is not None

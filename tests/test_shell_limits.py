@@ -161,3 +161,33 @@ def test_a_program_reads_no_input_of_the_callers(kit: ad.Toolkit, tmp_path: Path
         os.close(read)
     assert res.text == "[exit 0]"
     assert left == b"the caller's line\n"
+
+
+def test_a_write_stopped_for_its_output_is_not_said_to_have_timed_out(
+    kit: ad.Toolkit, tmp_path: Path
+) -> None:
+    res = Shell(kit, cwd=tmp_path, max_bytes=LIMIT, writes=("python3",))(
+        ["python3", "-c", FLOODS]
+    )
+    assert res.record.meta["output_over"] == LIMIT and res.record.meta["timed_out"] is False
+
+
+def test_a_write_interrupted_while_it_runs_is_recorded_unknown(
+    kit: ad.Toolkit, tmp_path: Path
+) -> None:
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    shell = Shell(kit, cwd=tmp_path, allow_shell=True, writes=("touch",))
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            shell("touch made && sleep 5", shell=True)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert (tmp_path / "made").exists()  # it did begin
+    (record,) = kit.store.records()
+    assert record.determinism is ad.Determinism.SIDE_EFFECT
+    assert record.outcome is ad.Outcome.UNKNOWN and record.status is ad.Status.ERROR

@@ -191,14 +191,7 @@ class Shell(Adapter):
             )
         except OSError as exc:
             outcome = ad.Outcome.NOT_APPLIED if determinism is ad.Determinism.SIDE_EFFECT else None
-            self.kit.record_failure(
-                self.name,
-                args,
-                exc,
-                determinism=determinism,
-                key=key,
-                outcome=outcome,
-            )
+            self._failed(args, exc, determinism, key, outcome)
             raise ad.ArgumentError(
                 f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {exc.strerror or exc}"
             ) from exc
@@ -206,14 +199,7 @@ class Shell(Adapter):
             ran = run(proc, limit, self.max_bytes)
         except BaseException as exc:  # interrupted (Ctrl-C, a cancelled task): it was stopped
             if determinism is ad.Determinism.SIDE_EFFECT:  # a write may have begun: never lost
-                self.kit.record_failure(
-                    self.name,
-                    args,
-                    exc,
-                    determinism=determinism,
-                    key=key,
-                    outcome=ad.Outcome.UNKNOWN,
-                )
+                self._failed(args, exc, determinism, key, ad.Outcome.UNKNOWN)
             raise
         if ran.over:
             return self._record_over(args, argv[0], ran, determinism, key)
@@ -242,6 +228,19 @@ class Shell(Adapter):
             meta=meta,
         )
 
+    def _failed(
+        self,
+        args: dict[str, Any],
+        exc: BaseException,
+        determinism: ad.Determinism,
+        key: str | None,
+        outcome: ad.Outcome | None,
+    ) -> None:
+        """Record a call that did not run to its end, as `exc` says."""
+        self.kit.record_failure(
+            self.name, args, exc, determinism=determinism, key=key, outcome=outcome
+        )
+
     def _record_over(
         self,
         args: dict[str, Any],
@@ -259,7 +258,7 @@ class Shell(Adapter):
             "adapter to take it"
         )
         if determinism is not ad.Determinism.SIDE_EFFECT:
-            self.kit.record_failure(self.name, args, exc, determinism=determinism, key=key)
+            self._failed(args, exc, determinism, key, None)
             raise exc
         meta = {"exit_code": ran.code, "timed_out": ran.timed_out, "output_over": self.max_bytes}
         return self.kit.record(

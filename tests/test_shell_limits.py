@@ -166,9 +166,7 @@ def test_a_program_reads_no_input_of_the_callers(kit: ad.Toolkit, tmp_path: Path
 def test_a_write_stopped_for_its_output_is_not_said_to_have_timed_out(
     kit: ad.Toolkit, tmp_path: Path
 ) -> None:
-    res = Shell(kit, cwd=tmp_path, max_bytes=LIMIT, writes=("python3",))(
-        ["python3", "-c", FLOODS]
-    )
+    res = Shell(kit, cwd=tmp_path, max_bytes=LIMIT, writes=("python3",))(["python3", "-c", FLOODS])
     assert res.record.meta["output_over"] == LIMIT and res.record.meta["timed_out"] is False
 
 

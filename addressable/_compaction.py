@@ -24,7 +24,8 @@ kit on the same store.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ from pydantic import BaseModel
 
 from ._compactkit import Toolkit
 from ._compactstubs import make_stubs
+from ._conversation import nested_too_deep
 from ._errors import ArgumentError
 from ._evictplan import evictable, least_needed_first
 from ._messages import Shape, message_tokens, parse, set_result_text
@@ -120,7 +122,7 @@ def compact(
     `count_tokens` (cl100k_base) counts.
     """
     _check(kit, keep_last, budget, trigger_tokens, target_tokens)
-    with using_tokenizer(tokenizer):
+    with using_tokenizer(tokenizer), _not_too_deep(messages):
         return _compact(
             messages,
             kit=kit,
@@ -215,6 +217,16 @@ def _compact(
         shape=conversation.shape,
         source=source,
     )
+
+
+@contextmanager
+def _not_too_deep(messages: Sequence[Any]) -> Iterator[None]:
+    """A list within `MAX_NESTING` that compaction still cannot go through, called from
+    deep in a stack (copying and counting recurse), is `MalformedMessages`, one line."""
+    try:
+        yield
+    except RecursionError:
+        raise nested_too_deep(messages) from None
 
 
 def _check(kit: Any, keep_last: Any, budget: Any, trigger_tokens: Any, target_tokens: Any) -> None:

@@ -55,7 +55,9 @@ def make_stubs(
     said_text = "\n".join([system or "", *(said(m, conversation.shape) for m in messages), *kept])
     made = _made_by(kit)
     before: list[str] = []  # the stubs of the results before the one at hand
-    prefix = hashlib.blake2b(digest_size=16)  # the conversation up to the result at hand
+    # The conversation up to the result at hand, the system prompt first (a stub leaves
+    # out what that shows: one made under another prompt is not this one).
+    prefix = hashlib.blake2b((system or "").encode("utf-8", "replace"), digest_size=16)
     stubs: dict[str, _Stub] = {}
     at = 0
     for result in conversation.results:
@@ -119,7 +121,7 @@ def _remembered(kit: Toolkit, made: dict[_Memo, _Stub], memo: _Memo) -> _Stub | 
     if stub is not None:
         return stub
     try:
-        kept = kit.store.stub(_mark(memo))
+        kept = kit.store.stub(_mark(memo), memo[0])
         if kept is None:
             return None
         data = json.loads(kept)

@@ -19,6 +19,7 @@ from ._models import Determinism, Outcome, Record, Result, aware
 from ._reports import Report
 from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
 from ._urlcredentials import redact_url
+from .ids import content_hash
 
 if TYPE_CHECKING:
     from ._calls import Calls
@@ -120,6 +121,9 @@ def harness_state(
         full = _full_id(kit, action.id)
         by_id.setdefault(full, truth.pop(full, action))
     merged.actions = [*by_id.values(), *truth.values()]
+    for hypothesis in merged.hypotheses:  # one that depends on an action cites it so too
+        if hypothesis.depends_on and (full := _full_id(kit, hypothesis.depends_on)) in by_id:
+            hypothesis.depends_on = full
     seen = {_full_id(kit, o.id) for o in merged.observations}
     merged.observations += [o for o in observations if o.id not in seen]
     return merged
@@ -170,6 +174,8 @@ def checkpoint(kit: Continuity, document: StateDocument) -> Result:
         key=f"checkpoint:{kit.session}",
         media_type="application/json",
     )
+    # The one saved last, whatever the clock says (it may not move between two saves).
+    kit.store.set_shown(_latest_mark(kit.session), saved.id)
     now = aware(kit.clock(), "the Toolkit's clock")
     for ref in sorted(_refs(document)):
         try:
@@ -177,6 +183,11 @@ def checkpoint(kit: Continuity, document: StateDocument) -> Result:
         except AddressableError:
             continue  # a URL, or evidence the store does not have: nothing to pin
     return saved
+
+
+def _latest_mark(session: str | None) -> str:
+    """Under what the store keeps the id of a session's checkpoint saved last."""
+    return content_hash(f"checkpoint saved last\0{session}".encode())
 
 
 def _refs(document: StateDocument) -> set[str]:
@@ -233,13 +244,18 @@ def recover(kit: Continuity, session: str | None = None) -> Recovery:
     re-read, and `must_reread` lists them.
 
     The newest is the one saved last: a document saved again (the work went back to an
-    earlier position) is the same record seen again, so checkpoints are ordered by their
-    latest sighting, and those seen last at the same instant by their first."""
+    earlier position) is the same record seen again. The store keeps which was saved
+    last; a store that does not (one an earlier version wrote) orders checkpoints by
+    their latest sighting, and those seen last at the same instant by their first."""
     key = f"checkpoint:{session or kit.session}"
     saved = list(kit.store.records(tool=CHECKPOINT_TOOL, key=key))
     if not saved:
         raise NotFound(f"no checkpoint for session {session or kit.session!r}")
-    newest = max(enumerate(saved), key=lambda n: (kit.store.last_seen(n[1]), n[0]))[1]
+    latest = kit.store.shown(_latest_mark(session or kit.session))
+    newest = (
+        next((r for r in saved if r.id == latest), None)
+        or max(enumerate(saved), key=lambda n: (kit.store.last_seen(n[1]), n[0]))[1]
+    )
     document = StateDocument.model_validate_json(kit.store.read(newest))
     refs = list(document.checkpoint.refs if document.checkpoint else [])
     refs += [o.id for o in document.observations]

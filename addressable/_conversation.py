@@ -23,10 +23,11 @@ class MalformedMessages(AddressableError, ValueError):
         super().__init__(f"message {index}: {why}")
 
 
-# Lists and objects inside one another, a message counted as 1: far past anything an API
-# sends (a tool input nested 20 deep is rare), and far short of what copying or counting
-# a message, which recurse, can go through within Python's stack (1,000 frames).
-MAX_NESTING = 100
+# Lists and objects inside one another, a message counted as 1: past what tools send (a
+# syntax tree as a tool's input can go 100 and more), and short of what copying a
+# message, which recurses (two frames a level), can go through within Python's stack of
+# 1,000 frames, with room for the frames of the code that calls (an agent framework's).
+MAX_NESTING = 300
 TOO_DEEP = f"lists and objects nest more than {MAX_NESTING} deep in it"
 
 

@@ -40,6 +40,8 @@ _KEY_KINDS = frozenset(
 )  # fmt: skip
 # Last words that make a name say something about a credential, not hold one.
 _ABOUT = frozenset({"type", "types", "kind", "hint", "format", "length", "method", "mode"})
+# Words that make a name a number of things: `max_tokens` is a limit, not a token.
+_AMOUNT = frozenset({"max", "min", "num", "count", "limit", "total"})
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _PATH_PARAM = re.compile(r";([^;/]*=[^;/]*)")  # ";jsessionid=..." in a path segment
 # A JSON Web Token under any name: header and claims are base64url JSON objects.
@@ -60,6 +62,8 @@ def is_credential_name(name: str) -> bool:
         return False  # a key that orders or finds things: `sort_key`, `cache_key`
     if len(ordered) > 1 and ordered[-1] in _ABOUT:
         return False  # what kind of credential, not one: `token_type`, `auth_type`
+    if len(ordered) > 1 and (ordered[0] in _AMOUNT or ordered[-1] in _AMOUNT):
+        return False  # how many, not one: `max_tokens`, `token_count`
     if any(w in CREDENTIAL_NAMES and w not in _ONLY_WHOLE for w in words):
         return True
     return any(whole.endswith(n) for n in CREDENTIAL_NAMES if len(n) >= 5)

@@ -4,6 +4,8 @@ writes into the store it exports, and a failed export keeps the file it would re
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,31 @@ def test_a_directory_as_output_is_a_usage_error(
     filled_store(store)
     code, _, err = run(capsys, "export", "--store", str(store), "-o", str(tmp_path))
     assert code == EXIT_USAGE and "is a directory" in err and err.count("\n") == 1
+
+
+def test_export_to_dash_writes_the_bundle_to_stdout(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    filled_store(store)
+    done = subprocess.run(
+        [sys.executable, "-m", "addressable", "export", "--store", str(store), "-o", "-", "--json"],
+        capture_output=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert not (tmp_path / "-").exists()
+    assert done.stdout.startswith(b'{"format":"addressable-bundle"')
+    assert json.loads(done.stderr)["records"] == 5  # the summary is not in the bundle
+    (tmp_path / "b.jsonl").write_bytes(done.stdout)
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "addressable",
+            "import",
+            str(tmp_path / "b.jsonl"),
+            "--store",
+            str(tmp_path / "copy"),
+        ],
+        capture_output=True,
+    )
+    assert imported.returncode == 0, imported.stderr

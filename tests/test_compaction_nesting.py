@@ -64,9 +64,10 @@ def test_a_list_that_holds_itself_is_refused() -> None:
 def test_a_list_nested_as_deep_as_allowed_is_compacted() -> None:
     kit = ad.Toolkit(ad.open_store("memory://"))
     messages = anthropic(nested(MAX_NESTING - 5))  # the message and its blocks are 4 more
-    done = ad.compact(messages, kit=kit, keep_last=0)
-    assert done.messages[1] == messages[1]
-    assert done.messages[2]["content"][0]["content"] != messages[2]["content"][0]["content"]
+    done = ad.compact(messages, kit=kit, keep_last=0)  # read, not refused
+    # The call's arguments nest past what a record takes: its result stays whole, as
+    # any result the store cannot take does.
+    assert done.messages == messages
 
 
 @pytest.mark.parametrize("depth", [500, 5_000])
@@ -80,3 +81,24 @@ def test_compact_and_counting_refuse_content_nested_too_deep(depth: int) -> None
         with pytest.raises(ad.MalformedMessages, match=r"^message 3: .*nest more than"):
             read()
     assert list(kit.store.records()) == []
+
+
+def test_a_syntax_tree_as_deep_as_tools_send_is_compacted() -> None:
+    tree: dict[str, Any] = {"type": "leaf"}
+    for _ in range(75):  # 150 levels of objects and lists
+        tree = {"type": "node", "body": [tree]}
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    messages = anthropic(tree)
+    done = ad.compact(messages, kit=kit, keep_last=0)
+    assert done.messages[1] == messages[1] and len(done.evicted) == 1
+
+
+def test_compact_called_from_deep_in_a_stack_says_so_in_one_line() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    messages = anthropic(nested(MAX_NESTING - 5))
+
+    def deep(frames: int) -> Any:
+        return deep(frames - 1) if frames else ad.compact(messages, kit=kit, keep_last=0)
+
+    with pytest.raises(ad.MalformedMessages, match=r"^message \d+: "):
+        deep(700)

@@ -86,3 +86,14 @@ def test_a_disk_store_keeps_the_stubs_made_and_gc_drops_them_with_their_records(
     report = reopened.gc(max_age=timedelta(seconds=1), now=datetime.now(UTC) + timedelta(days=1))
     assert report.removed_records
     assert reopened._backend.keys(STUB) == []
+
+
+def test_a_stub_made_under_another_system_prompt_is_not_taken() -> None:
+    store = ad.open_store("memory://")
+    first = looking_up(store)
+    messages = lookups(first, ["aa", "bb", "cc"])
+    system = "Customer cus_aaAbC, order ORD-aa1, since 2025-01-04"
+    under = ad.compact(messages, kit=first, keep_last=1, system=system).messages[2]["content"]
+    assert "cus_aaAbC" not in under  # the system prompt shows it
+    plain = ad.compact(messages, kit=looking_up(store), keep_last=1).messages[2]["content"]
+    assert "cus_aaAbC" in plain  # without that prompt, only the stub can

@@ -6,7 +6,7 @@ prefix of its id is listed once, and a bad id in a list changes nothing."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -240,3 +240,65 @@ def test_one_string_for_a_list_of_ids_is_a_one_line_error(kit: ad.Toolkit) -> No
             call(read.id)
         assert "\n" not in str(caught.value)
     assert kit.stale_ids == set()
+
+
+def test_a_hypothesis_on_an_action_cited_by_a_prefix_stays_sound_once_merged() -> None:
+    now = [datetime(2026, 3, 11, 9, 0, tzinfo=UTC)]
+    kit = ad.Toolkit(ad.open_store("memory://"), session="s", clock=lambda: now[0])
+    done = kit.record(
+        "api", {"method": "POST"}, b"ok", determinism="side_effect", outcome="completed"
+    )
+    now[0] += timedelta(seconds=5)
+    read = kit.record("fetch", {"url": "u"}, b"refunded", determinism="deterministic", key="u")
+    task = ad.Task(text="t", items=["a"])
+    document = ad.StateDocument(
+        task=task,
+        open=[ad.OpenItem(item="a", blocked_on="x")],
+        actions=[
+            ad.StateAction(
+                id=done.id[:8],
+                operation="refund",
+                outcome="completed",
+                observed_at=done.record.observed_at.isoformat(),
+            )
+        ],
+        observations=[
+            ad.StateObservation(
+                id=read.id[:8],
+                source="u",
+                value="refunded",
+                observed_at=read.record.observed_at.isoformat(),
+            )
+        ],
+        hypotheses=[
+            ad.Hypothesis(
+                id="h1",
+                claim="the refund went through",
+                based_on=[read.id[:8]],
+                status="confirmed",
+                depends_on=done.id[:8],
+            )
+        ],
+    )
+    assert document.problems(store=kit.store) == []
+    merged = kit.state(task=task, document=document)
+    assert merged.hypotheses[0].depends_on == done.id
+    assert merged.problems(store=kit.store) == []
+
+
+@pytest.mark.parametrize("run", range(10))  # ids are random: an order by id would pass some
+def test_recover_restores_the_checkpoint_saved_last_when_the_clock_stands_still(
+    run: int,
+) -> None:
+    still = datetime(2026, 3, 11, 9, 0, tzinfo=UTC)
+    kit = ad.Toolkit(ad.open_store("memory://"), session=f"s{run}", clock=lambda: still)
+    task = ad.Task(text="t", items=["a"])
+
+    def saved(step: str) -> ad.StateDocument:
+        document = ad.StateDocument(task=task, open=[ad.OpenItem(item="a", blocked_on=step)])
+        kit.checkpoint(document)
+        return document
+
+    for steps in (["1", "2", "1"], ["1", "2", "3", "1"], ["2", "1"], ["3", "2"]):
+        documents = [saved(f"{step} of run {run}") for step in steps]
+        assert kit.recover().document == documents[-1]

@@ -116,3 +116,17 @@ def test_bad_pins_are_refused(disk_kit: ad.Toolkit) -> None:
         disk_kit.store.pin(record_id, session="s")
     with pytest.raises(ad.ArgumentError, match="time zone"):
         disk_kit.store.pin(record_id, reason="stub", until=datetime(2030, 1, 1))
+
+
+def test_a_pin_for_another_reason_ends_neither_before_its_time(disk_kit: ad.Toolkit) -> None:
+    store = disk_kit.store
+    rid = disk_kit.record("t", {"x": 1}, b"cited", determinism="deterministic").id
+    later = datetime.now(UTC) + timedelta(days=7)
+    store.pin(rid, reason="checkpoint", session="B", until=later)
+    store.pin(rid, reason="stub", session="A", until=later - timedelta(days=1))
+    store.end_session("A")  # the stub's session ends; the checkpoint's has not
+    held = store.pin_info(rid)
+    assert held is not None and held.sessions == ["B"] and held.until == later
+    assert store.is_pinned(rid)
+    store.gc(max_age=timedelta(seconds=1), now=datetime.now(UTC) + timedelta(days=1))
+    assert exists(store, rid)

@@ -331,7 +331,7 @@ def test_credential_names(name: str) -> None:
      "author", "sort", "format", "Expires", "X-Amz-Date", "state", "lang",
      "pageToken", "nextPageToken", "page_token", "syncToken", "continuation_token",
      "cursor", "sort_key", "cacheKey", "primary_key", "token_type", "auth_type",
-     "token_type_hint"],
+     "token_type_hint", "max_tokens", "maxTokens", "token_count", "min_keys"],
 )  # fmt: skip
 def test_names_that_are_not_credentials(name: str) -> None:
     assert not is_credential_name(name)

@@ -38,7 +38,8 @@ def run_gc(store: Store, args: argparse.Namespace, out: Console) -> int:
 def run_export(store: Store, args: argparse.Namespace, out: Console) -> int:
     """`export`: the whole store as a bundle, to -o FILE or to a stdout that is not a
     terminal."""
-    if args.output:
+    to_file = bool(args.output) and args.output != "-"  # "-": stdout, as import reads it
+    if to_file:
         summary = _export_to(store, Path(args.output))
     elif terminal():
         raise ArgumentError(
@@ -50,7 +51,7 @@ def run_export(store: Store, args: argparse.Namespace, out: Console) -> int:
         sys.stdout.buffer.flush()
     message = f"exported {summary.records} records and {summary.blobs} payloads"
     if args.json:
-        print(json.dumps(summary.model_dump()), file=sys.stderr if not args.output else sys.stdout)
+        print(json.dumps(summary.model_dump()), file=sys.stdout if to_file else sys.stderr)
     else:
         print(message, file=sys.stderr)
     return EXIT_OK
@@ -70,7 +71,14 @@ def _export_to(store: Store, output: Path) -> BundleSummary:
             return export_bundle(store, f)
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
     # 0o666 less the umask, as open() would make it; an existing file's mode is kept.
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except PermissionError as exc:
+        raise ArgumentError(
+            f"-o {visible(str(output))}: cannot write in {visible(str(target.parent))} "
+            f"({exc.strerror}): the bundle is written to a new file there, then renamed "
+            "onto it; give -o a file in a folder you can write to"
+        ) from None
     try:
         with open(fd, "wb") as f:
             summary = export_bundle(store, f)

@@ -208,8 +208,8 @@ class Store(Protocol):
         gives the same bytes; it goes with the record."""
         ...
 
-    def stub(self, mark: str) -> bytes | None:
-        """The stub remembered under `mark`, if any."""
+    def stub(self, mark: str, record_id: str) -> bytes | None:
+        """The stub of the record remembered under `mark`, if any."""
         ...
 
     def gc(

@@ -8,8 +8,8 @@ Key layout:
     t:<hash>   token count of a payload, keyed like its blob
     x:<id>     tombstone of a garbage-collected record
     s:<hash>   the record a text shown to a model stood for, by the text's hash
-    m:<hash>   a stub compaction made, by the hash of its result and place: the record's
-               id, a newline, the stub as JSON
+    m:<id>-<hash>  a stub compaction made of the record, by the hash of its place: the
+               stub as JSON (gc finds a record's by their names alone)
 
 and the indexes, apart from the keys (see `_index` for their names and entries).
 """
@@ -35,3 +35,13 @@ def blob_key(digest: str) -> str:
 def tokens_key(digest: str) -> str:
     """The key of the token count of a payload with this blake3 hex digest."""
     return TOKENS + digest[:ADDRESS]
+
+
+def stub_key(record_id: str, mark: str) -> str:
+    """The key of a stub made of the record `record_id`, at the place `mark` hashes."""
+    return f"{STUB}{record_id}-{mark[:ADDRESS]}"
+
+
+def stub_record(key: str) -> str:
+    """The record id a stub's key names."""
+    return key[len(STUB) :].partition("-")[0]

@@ -35,7 +35,7 @@ from ._index import (
     row_of,
     sighting_entries,
 )
-from ._keys import OBSERVED, RECORD, SHOWN, STUB, blob_key, tokens_key
+from ._keys import OBSERVED, RECORD, SHOWN, blob_key, stub_key, tokens_key
 from ._upkeep import Upkeep
 
 
@@ -115,11 +115,10 @@ class KeyValueStore(Upkeep):
         return found.decode() if found is not None else None
 
     def set_stub(self, mark: str, record_id: str, stub: bytes) -> None:
-        self._backend.set(STUB + mark[:ADDRESS], record_id.encode() + b"\n" + stub)
+        self._backend.set(stub_key(record_id, mark), stub)
 
-    def stub(self, mark: str) -> bytes | None:
-        found = self._backend.get(STUB + mark[:ADDRESS])
-        return None if found is None else found.partition(b"\n")[2]
+    def stub(self, mark: str, record_id: str) -> bytes | None:
+        return self._backend.get(stub_key(record_id, mark))
 
     # -- counting --------------------------------------------------------------------
 

@@ -35,9 +35,14 @@ class Pinning(Reading):
         held = self.pin_info(record_id)
         if held is not None and held.reason == USER_PIN:
             return  # a user pin is never weakened
-        if held is not None and held.reason == reason and reason != USER_PIN:
-            # Pinned again for the same reason: every session that holds it, and the
-            # later end. A pin with no end stays with no end.
+        if (
+            held is not None
+            and reason != USER_PIN
+            and (held.reason == reason or held.live(_now(None)))
+        ):
+            # Pinned again, for this reason or while another holds it (a stub's over a
+            # checkpoint's): every session that holds it, and the later end, so that no
+            # pin ends another before its time. A pin with no end stays with no end.
             sessions = sorted({*held.sessions, *([session] if session else [])})
             until = None if held.until is None or until is None else max(until, held.until)
         else:

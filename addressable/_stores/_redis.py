@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._errors import MissingDependency, StoreError
 from ._backend import translated
-from ._index import Entry, Row
+from ._index import INDEXES, Entry, Row
 from ._kv import KeyValueStore
 
 # Indexes are sorted sets under the namespace and "ix:" (apart from the keys, which
@@ -137,13 +137,16 @@ class _RedisBackend:
             raise StoreError(
                 f"redis store URL {self.location}: the port is not a number from 0 to 65535"
             ) from None
-        self.namespace = _checked(namespace, self.location) + ":"
         self.failures: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         try:
             self._client = redis.Redis.from_url(server_url)
             self._client.ping()
+            # A namespace an earlier version let hold ":" and that holds a store is still
+            # opened, so that its records can be read and exported; no new one is made.
+            made = ":" in namespace and bool(self._client.exists(f"{namespace}:ix:{INDEXES}"))
         except (redis.RedisError, OSError, ValueError) as exc:
             raise StoreError(f"cannot reach the redis store at {self.location}: {exc}") from exc
+        self.namespace = _checked(namespace, self.location, made) + ":"
         self._put_pair = self._client.register_script(_PUT_PAIR)
         self._append = self._client.register_script(_APPEND)
         self._index = self._client.register_script(_INDEX)
@@ -359,14 +362,17 @@ class _RedisBackend:
 _NOT_IN_NAMESPACE = re.compile(r"[:*?\[\]\\]")
 
 
-def _checked(namespace: str, location: str) -> str:
-    """`namespace` if it keeps its keys apart from every other namespace's; else a
-    `StoreError` naming what is wrong with it."""
-    bad = _NOT_IN_NAMESPACE.search(namespace)
+def _checked(namespace: str, location: str, made: bool = False) -> str:
+    """`namespace` if it keeps its keys apart from every other namespace's, or it holds
+    a store already (`made`: one with ":" an earlier version made); else a `StoreError`
+    naming what is wrong with it."""
+    bad = _NOT_IN_NAMESPACE.search(namespace.replace(":", "") if made else namespace)
     if bad is not None:
         raise StoreError(
             f"redis store URL {location}: a namespace cannot contain {bad[0]!r} (nor any "
-            "of : * ? [ ] \\): it would reach into other namespaces' keys"
+            "of : * ? [ ] \\): it would reach into other namespaces' keys (a store an "
+            "earlier version made under such a name still opens: export it, then import it "
+            "under a new name)"
         )
     return namespace
 

@@ -40,7 +40,18 @@ from ._index import (
     record_entries,
     sighting_entries,
 )
-from ._keys import BLOB, OBSERVED, PIN, RECORD, SHOWN, STUB, TOKENS, TOMBSTONE, blob_key
+from ._keys import (
+    BLOB,
+    OBSERVED,
+    PIN,
+    RECORD,
+    SHOWN,
+    STUB,
+    TOKENS,
+    TOMBSTONE,
+    blob_key,
+    stub_record,
+)
 from ._pins import Pinning
 
 _log = logging.getLogger("addressable")
@@ -170,12 +181,13 @@ class Upkeep(Pinning):
 
             tomb = json.dumps({"at": now.isoformat()}).encode()
             dropped = set(removed)
-            for k in b.keys(SHOWN):  # what a shown text stood for goes with the record
-                if (b.get(k) or b"").decode() in dropped:
-                    b.delete(k)
-            for k in b.keys(STUB):  # and so do the stubs made of it
-                if (b.get(k) or b"").partition(b"\n")[0].decode() in dropped:
-                    b.delete(k)
+            if dropped:
+                for k in b.keys(SHOWN):  # what a shown text stood for goes with the record
+                    if (b.get(k) or b"").decode() in dropped:
+                        b.delete(k)
+                for k in b.keys(STUB):  # and so do the stubs made of it (named by it)
+                    if stub_record(k) in dropped:
+                        b.delete(k)
             by_id = {r.id: r for _, r in live}
             emptied: set[str] = set()  # tool and session indexes that may now be empty
             for record_id in removed:

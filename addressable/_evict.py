@@ -4,8 +4,10 @@ whether the operation that recovers it is a function of its key alone."""
 from __future__ import annotations
 
 import json
+import re
 
 from ._blocks import BLOCKS, blocks_text, decode_blocks, describe
+from ._gistparts import one_line
 from ._models import Claim, Determinism, Record, Reference
 from ._payload import TEXT, decode_text
 from ._secrets import Secrets
@@ -52,6 +54,12 @@ def evict(
     )[0]
 
 
+# Where a sentence ends and the next begins, within a gist.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+# A word that is a value (a path, an id, a dotted or snake_case name, a number), not prose.
+_VALUE = re.compile(r"[\d_./:@#=-]|[a-z][A-Z]")
+
+
 def make_stub(
     record: Record,
     *,
@@ -70,7 +78,7 @@ def make_stub(
     beside = ""  # what the result held beside its text: images, files
     if record.media_type == BLOCKS:
         content, _ = decode_blocks(payload)
-        beside = describe(content)
+        beside = one_line(describe(content))
         payload = blocks_text(content).encode("utf-8")
         record = record.model_copy(update={"media_type": TEXT})
     if tokens is None:
@@ -80,7 +88,9 @@ def make_stub(
         store.set_tokens(record.content_hash, tokens)
     summarize = summarizer or DefaultSummarizer(known, tokens)
     shown_id = short_id or record.id[:SHORT_ID]
-    show_key = label or not _asked_with(record, record.key)
+    # A record without a key shows its arguments as its key: the call right before it
+    # shows them too.
+    show_key = label or not (record.key is None or _asked_with(record, record.key))
     if record.determinism is Determinism.DETERMINISTIC:
         skeleton: Reference | Claim = Reference(
             id=record.id,
@@ -112,7 +122,7 @@ def make_stub(
     if superseded:  # what a later result of the same call or key says instead
         gist = "read again later" if isinstance(skeleton, Reference) else "run again later"
     else:
-        gist = " ".join(summarize(record, payload, left).split()) if left > 0 else ""
+        gist = one_line(summarize(record, payload, left)) if left > 0 else ""
     if record.outcome is not None:
         gist = f"{record.outcome.value}: {gist}" if gist else record.outcome.value
     field = "gist" if isinstance(skeleton, Reference) else "text"
@@ -139,10 +149,19 @@ def _masked(item: Reference | Claim, line: str, secrets: Secrets) -> tuple[Refer
 
 
 def _shorter(text: str) -> str:
-    """`text` less its last part ("; "-separated), or else its last word."""
-    for sep in ("; ", " "):
-        if sep in text:
-            return text.rsplit(sep, 1)[0].rstrip(" ;,")
+    """`text` less its last whole part: a "; "-separated part, else a sentence, else what
+    follows a head (`"query", 4 hits: URL` keeps `"query", 4 hits`), else a value of a
+    list of values; else nothing. Never a word of prose: a gist ends in no fragment."""
+    if "; " in text:
+        return text.rsplit("; ", 1)[0].rstrip(" ;,")
+    sentences = _SENTENCE_END.split(text)
+    if len(sentences) > 1:
+        return " ".join(sentences[:-1])
+    if ": " in text:
+        return text.rsplit(": ", 1)[0].rstrip(" ;,")
+    words = text.split(" ")
+    if len(words) > 1 and all(_VALUE.search(word) for word in words):
+        return " ".join(words[:-1])
     return ""
 
 
@@ -160,8 +179,9 @@ def _label(record: Record) -> str:
     for name in ("query", "command", "q", "url", "path"):
         value = record.args.get(name)
         if isinstance(value, str):
-            return json.dumps(value, ensure_ascii=False) if name in ("query", "q") else value
-    return _args_label(record)
+            shown = json.dumps(value, ensure_ascii=False) if name in ("query", "q") else value
+            return one_line(shown)
+    return one_line(_args_label(record))
 
 
 def _args_label(record: Record) -> str:

@@ -6,12 +6,38 @@ part that does not fit rather than cut it, so that no gist ends in a broken frag
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ._tokens import count_tokens
 
 GIST_FLOOR = 12  # tokens a gist may take besides its essential values, at least (JSON: none)
+
+# A terminal's escape sequences: CSI (colours, cursor moves, also with the 8-bit
+# introducer), OSC (window titles, hyperlinks: up to BEL or ST), DCS/SOS/PM/APC strings,
+# and the two-character ones. Their text is never shown, so a stub leaves it out.
+ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+# C0 and C1 controls besides the whitespace ones (tab, line ends: `str.split` takes those).
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+
+
+def plain(text: str) -> str:
+    """`text` without escape sequences and control characters, its whitespace (tabs,
+    line ends) kept: what a terminal would show of it, as text a stub can hold."""
+    if text.isprintable():
+        return text  # the common case: nothing to take out
+    return _CONTROL.sub("", ESCAPE.sub("", text))
+
+
+def one_line(text: str) -> str:
+    """`text` as plain text on one line, its runs of whitespace one space each."""
+    return " ".join(plain(text).split())
 
 
 @dataclass(frozen=True)

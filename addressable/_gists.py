@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
-from ._gistparts import GIST_FLOOR, Items, Part, part_tokens
+from ._gistparts import GIST_FLOOR, Items, Part, part_tokens, plain
 from ._html import read_html
 from ._identifiers import PATH, Known
 from ._models import Record
@@ -23,7 +23,7 @@ SEARCH_HITS = 3  # hits of a search whose URL a stub always keeps
 NAMED = 8  # names of what failed (tests, errors) an output's stub always keeps
 MAX_VALUE = 48  # characters: a longer value is prose, not something a call passes back
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\[(?:\d+;)*\d+m")  # colours, also with their ESC lost
+_ANSI = re.compile(r"\[(?:\d+;)*\d+m")  # colours with their ESC lost (`plain` takes the others)
 _RULE = re.compile(r"[=\-_*#~]{4,}")  # a ruled line's decoration
 # A value that names one thing: letters and digits together (booking codes, user ids).
 _ID_VALUE = re.compile(r"(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[\w.-]{5,}")
@@ -35,11 +35,21 @@ _KEY_FIELDS = re.compile(
     re.I,
 )
 _DATE = re.compile(r"\d{4}-\d\d-\d\d")
-# A sentence: from the start of a line or after a stop, up to a stop that ends it (not
-# the one of "e.g." or "etc.").
+# Words whose stop is an abbreviation's, not a sentence's end ("Dr. Smith", "approx. 10").
+_ABBREVIATIONS = (
+    *("e.g", "i.e", "etc", "vs", "cf", "al", "approx", "ca", "no", "nos", "vol", "fig"),
+    *("dept", "est", "mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "mt"),
+    *("mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"),
+    *("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
+)
+_NOT_AN_END = "".join(rf"(?<!\b(?i:{re.escape(word)}))" for word in _ABBREVIATIONS)
+_NOT_AFTER_ONE = "".join(rf"(?<!\b(?i:{re.escape(word)})\. )" for word in _ABBREVIATIONS)
+# A sentence: from the start of a line or after a stop, up to a stop that ends it: not an
+# abbreviation's (above, a single capital's, one within a word like "p.m." or "U.S."),
+# nor one a lowercase word follows.
 _SENTENCE = re.compile(
-    r"(?:(?<![^\n])|(?<=[.!?] ))[A-Z][^\n]{15,}?"
-    r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\b[A-Z])[.!?](?=\s|$)"
+    rf"(?:(?<![^\n])|(?<=[.!?] )(?<!\b[A-Z]\. ){_NOT_AFTER_ONE})[A-Z][^\n]{{15,}}?"
+    rf"{_NOT_AN_END}(?<!\b[A-Z])(?<!\.[A-Za-z])[.!?](?=\s*$|\n|[ \t]+[^a-z \t])"
 )
 # The last line of an output is kept when it says how the command ended.
 _ENDING = re.compile(
@@ -53,7 +63,7 @@ _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^\[exit (-?\d
 
 def error_parts(record: Record, text: str, known: Known) -> tuple[list[Part], list[Part]]:
     """A failed call: its first line of error, then the names in its text."""
-    lines = [line.strip() for line in (record.error or text).strip().splitlines()]
+    lines = [line.strip() for line in plain(record.error or text).strip().splitlines()]
     first = next((line for line in lines if line), "failed")
     if not first.lower().startswith("error"):
         first = f"error: {first}"
@@ -120,7 +130,7 @@ def output_parts(
     exit_code = record.meta.get("exit_code")
     if not isinstance(exit_code, int) and (m := _RETURN_CODE.search(text)):
         exit_code = int(m[1] or m[2])
-    body = _ANSI.sub("", _RETURN_CODE.sub("", text))
+    body = _ANSI.sub("", plain(_RETURN_CODE.sub("", text)))
     lines = [
         line.strip() for line in body.splitlines() if line.strip() and not _WRAPPER.match(line)
     ]
@@ -164,7 +174,7 @@ def search_gist(data: dict[str, Any], budget: int) -> str:
     hits = [h for h in data.get("hits") or [] if isinstance(h, dict)]
     if not hits:
         return f"no hits for {query} ({data.get('backend', '?')})"
-    urls = [str(h.get("url", "")).strip() for h in hits]
+    urls = [_hit_url(h) for h in hits]
     titles = [" ".join(str(h.get("title", "")).split()) for h in hits]
 
     def line(shown: int, titled: int) -> str:
@@ -196,7 +206,12 @@ def search_floor(data: Any) -> int:
         return 0
     hits = [h for h in data.get("hits") or [] if isinstance(h, dict)][:SEARCH_HITS]
     query = json.dumps(str(data.get("query", "")), ensure_ascii=False)
-    return count_tokens(f"{query}, 10 hits: " + "; ".join(str(h.get("url", "")) for h in hits))
+    return count_tokens(f"{query}, 10 hits: " + "; ".join(_hit_url(h) for h in hits))
+
+
+def _hit_url(hit: dict[str, Any]) -> str:
+    """A hit's URL: some search APIs call it `link`."""
+    return str(hit.get("url") or hit.get("link") or "").strip()
 
 
 def _links(hrefs: Iterable[str], base: str) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 PATH = re.compile(
     r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.@+-]+/)+[\w.@+-]+(?::\d+)?|"
     r"(?<![\w/.-])[\w-]+\.(?:py|pyi|js|ts|tsx|jsx|rs|go|java|kt|c|h|cc|cpp|hpp|"
@@ -51,7 +52,7 @@ class Known:
         names, then the rest; in each group the most used first. A name that another
         one holds whole (a file in its path) is left to that one."""
         found = [n for n in identifiers(text, by_count=True) if self.new(n)][: limit * 2]
-        whole = [n for n in found if not any(n != other and n in other for other in found)]
+        whole = [n for n in found if not any(n != other and _holds(other, n) for other in found)]
         return sorted(whole, key=_telling)[:limit]
 
     def failing(self, text: str) -> list[str]:
@@ -62,6 +63,24 @@ class Known:
                 if name not in names and self.new(name):
                     names.append(name)
         return names
+
+
+def _holds(other: str, name: str) -> bool:
+    """Whether `other` holds `name` whole (`src/a.py` holds `a.py`; `usr_123` does not
+    hold `usr_12`)."""
+    at = other.find(name)
+    while at >= 0:
+        end = at + len(name)
+        before = other[at - 1] if at else " "
+        after = other[end] if end < len(other) else " "
+        if not _word_char(before) and not _word_char(after):
+            return True
+        at = other.find(name, at + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _telling(name: str) -> int:
@@ -80,7 +99,7 @@ def identifiers(text: str, by_count: bool = False) -> Iterator[str]:
     spans: list[tuple[int, int]] = []
     first: dict[str, int] = {}
     count: dict[str, int] = {}
-    for pattern in (_URL, PATH):
+    for pattern in (_URL, _EMAIL, PATH):
         for match in pattern.finditer(text):
             if any(s <= match.start() < e for s, e in spans):
                 continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ._errors import AddressableError, AmbiguousId
+from ._gistparts import one_line
 from ._models import Claim, Reference
 from ._stores import Store
 from ._tokens import count_tokens
@@ -48,9 +49,9 @@ def stub_for(
     if isinstance(item, Reference):
         where = f" {_cut(item.key, budget)}" if key and item.key else ""
         head = f"[ref:{shown}{where} · {item.tokens:,} tok · {item.observed_at:%Y-%m-%d}]"
-        return f"{head} {item.gist}".rstrip()
+        return f"{head} {one_line(item.gist)}".rstrip()
     label = f" {_cut(item.label, budget)}" if item.label else ""
-    return f"[claim:{shown}{label}] {item.text}".rstrip()
+    return f"[claim:{shown}{label}] {one_line(item.text)}".rstrip()
 
 
 def short_id(store: Store, record_id: str) -> str:
@@ -99,14 +100,14 @@ def parse_stub(text: str) -> tuple[str, str] | None:
 
 
 def _cut(text: str, budget: int | None) -> str:
-    one_line = " ".join(text.split())
+    shown = one_line(text)  # a key or a label can hold any character: a stub is plain text
     if budget is None:
-        return one_line
+        return shown
     room = max(6, int(budget * LABEL_SHARE))
-    if count_tokens(one_line) <= room:
-        return one_line
+    if count_tokens(shown) <= room:
+        return shown
     # Whole words (or path parts) only, then an ellipsis: never a word cut in two.
-    parts = re.split(r"(?<=[ /?&])", one_line)
+    parts = re.split(r"(?<=[ /?&])", shown)
     while len(parts) > 1 and count_tokens("".join(parts) + "…") > room:
         parts.pop()
     return "".join(parts).rstrip() + "…"

@@ -3,6 +3,7 @@ and replay by id, re-running a deterministic call to verify it."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import reprlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -58,8 +59,8 @@ class Calls:
         arguments, args_json, key, args, kwargs = self._prepare(spec, args, kwargs, key)
         try:
             value = spec.fn(*args, **kwargs)
-        except Exception as exc:
-            self._record_raise(spec, arguments, args_json, key, exc)
+        except BaseException as exc:
+            self._record_stopped(spec, arguments, args_json, key, exc)
             raise
         return self._record_return(spec, arguments, args_json, key, value)
 
@@ -71,8 +72,8 @@ class Calls:
             value = spec.fn(*args, **kwargs)
             if inspect.isawaitable(value):
                 value = await value
-        except Exception as exc:
-            self._record_raise(spec, arguments, args_json, key, exc)
+        except BaseException as exc:
+            self._record_stopped(spec, arguments, args_json, key, exc)
             raise
         return self._record_return(spec, arguments, args_json, key, value)
 
@@ -120,6 +121,23 @@ class Calls:
             raise self._rec.write_unstored(
                 spec.name, arguments, None, spec.determinism, options, exc, "the return value"
             ) from exc
+
+    def _record_stopped(
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        args_json: bytes,
+        key: str | None,
+        exc: BaseException,
+    ) -> None:
+        """Record a call that raised. One interrupted (Ctrl-C, a cancelled task) is
+        recorded only if it is a side effect, which may have begun (an Action is never
+        lost), and then without letting a failure to record it stop the interrupt."""
+        if isinstance(exc, Exception):
+            self._record_raise(spec, arguments, args_json, key, exc)
+        elif spec.determinism is Determinism.SIDE_EFFECT:
+            with contextlib.suppress(Exception):
+                self._record_raise(spec, arguments, args_json, key, exc)
 
     def _record_raise(
         self,

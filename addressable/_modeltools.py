@@ -113,6 +113,8 @@ class FunctionTool:
 
     async def ahandle(self, arguments: dict[str, Any]) -> str:
         args, kwargs = self._spec.parse(arguments)
+        if not self._spec.is_async:  # a sync function runs in a thread: the loop goes on
+            return result_text(await asyncio.to_thread(self._wrapped, *args, **kwargs))
         outcome = self._wrapped(*args, **kwargs)
         if inspect.isawaitable(outcome):
             outcome = await outcome

@@ -127,8 +127,8 @@ class ToolRegistry:
             return self._failure_text(name, exc)
 
     def _failure_text(self, name: str, exc: Exception) -> str:
-        if isinstance(exc, TypeError):
-            return self._rec.secrets.mask(f"error: the arguments do not fit {name}: {exc}")
+        # The arguments were checked against the tool's schema before it ran: a
+        # TypeError now is the tool's own, named as it is.
         return self._rec.secrets.mask(f"error: {type(exc).__name__}: {exc}")
 
     def _remember(self, name: str, text: str, made: list[Record]) -> str:

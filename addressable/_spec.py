@@ -242,9 +242,17 @@ class Parameters:
         fields by their aliases only, and would drop these without a word."""
         return frozenset(f for _, f, _ in self.fields) - set(self.spec.signature.parameters)
 
+    @functools.cached_property
+    def defaulted(self) -> frozenset[str]:
+        """The parameters that have a default: a model's `null` for one is left out."""
+        return frozenset(p.name for p in self.named if p.default is not p.empty)
+
     def validate_json(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         if stray := sorted(self.internal & set(arguments)):
             raise ArgumentError(f"{stray[0]}: Extra inputs are not permitted")
+        if None in arguments.values():  # `null` stands for an argument left out
+            defaulted = self.defaulted
+            arguments = {k: v for k, v in arguments.items() if v is not None or k not in defaulted}
         text = canonical_args(arguments)  # names a value JSON cannot hold
         try:
             model = self.model.model_validate_json(text, strict=True)

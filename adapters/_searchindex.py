@@ -15,7 +15,14 @@ from ._html import html_title, html_to_text
 # BM25 weights per column (url, title, body): a match in the title counts five times.
 _WEIGHTS = (0.0, 5.0, 1.0)
 _SNIPPET_TOKENS = 24  # words around the matches in a snippet
+# FTS5's snippet() weighs every match against every other and against every sentence
+# before it (a document of 80,000 matches took 40 s), so a document matched more than
+# this is snippeted from a part around its first match, not whole.
+_MOST_MATCHES = 2000  # phrase matches snippet() weighs in one document, at most
+_MOST_WORK = 128 << 20  # matches times characters snippet() goes through, at most
+_CHUNK = 1_024  # characters of a document in one part: the part is three of them
 _WORD = re.compile(r"\w+", re.UNICODE)
+_GAP = re.compile(r"\W+", re.UNICODE)
 
 
 class LocalIndex:
@@ -29,12 +36,16 @@ class LocalIndex:
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self._db = sqlite3.connect(str(path), check_same_thread=False)
+        # Scratch tables tokenised as `docs` is: a document's parts, and a query's words.
+        self._part = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         with self._lock:
             self._db.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(url UNINDEXED, title, body,"
                 " tokenize='porter unicode61')"
             )
+            for sql in _SCRATCH:
+                self._part.execute(sql)
 
     def __len__(self) -> int:
         with self._lock:
@@ -92,15 +103,107 @@ class LocalIndex:
         weights = ", ".join(str(w) for w in _WEIGHTS)
         with self._lock:
             rows = self._db.execute(
-                f"SELECT url, title, snippet(docs, 2, '', '', '…', {_SNIPPET_TOKENS}),"
-                f" bm25(docs, {weights}) AS score FROM docs WHERE docs MATCH ?"
-                " ORDER BY score, url LIMIT ?",
+                f"SELECT rowid, url, title, bm25(docs, {weights}) AS score FROM docs"
+                " WHERE docs MATCH ? ORDER BY score, url LIMIT ?",
                 (match, limit),
             ).fetchall()
+            snippets = [self._snippet(rowid, match, words) for rowid, *_ in rows]
         return [
             Hit(title=t, url=u, snippet=" ".join(s.split()), score=round(-score, 6))
-            for u, t, s, score in rows
+            for (_, u, t, score), s in zip(rows, snippets, strict=True)
         ]
+
+    def _snippet(self, rowid: int, match: str, words: list[str]) -> str:
+        """FTS5's snippet of one matched document: of all of it (so the very snippet
+        snippet() gives) unless it is matched too often for that, else of the three chunks
+        around its first match, with an ellipsis where they leave text out."""
+        title, body = self._db.execute(
+            "SELECT title, body FROM docs WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        body = str(body or "")
+        cuts = _chunks(body)
+        self._fill([(None, body[start:end]) for start, end in cuts])
+        stems = self._stems(words)
+        matches = self._matches(stems)
+        if matches <= _MOST_MATCHES and matches * len(body) <= _MOST_WORK:
+            start, end = 0, len(body)
+        else:
+            # The first word of each stem only: a part's matches are then at most its words.
+            match = " OR ".join(f'"{w}"' for w in _distinct(words, stems))
+            (first,) = self._part.execute(
+                "SELECT coalesce(min(rowid), 0) FROM part WHERE part MATCH ?", (match,)
+            ).fetchone()
+            start, end = cuts[max(0, first - 1)][0], cuts[min(len(cuts) - 1, first + 1)][1]
+        self._fill([(title, body[start:end])])
+        row = self._part.execute(
+            f"SELECT snippet(part, 1, '', '', '…', {_SNIPPET_TOKENS}) FROM part WHERE part MATCH ?",
+            (match,),
+        ).fetchone()
+        text = str(row[0]) if row else ""
+        before = "…" if start > 0 and not text.startswith("…") else ""
+        after = "…" if end < len(body) and not text.endswith("…") else ""
+        return before + text + after
+
+    def _fill(self, rows: list[tuple[str | None, str]]) -> None:
+        """Make `rows` (title, body) the scratch table's only rows, numbered from 0."""
+        self._part.execute("DELETE FROM part")
+        self._part.executemany(
+            "INSERT INTO part (rowid, title, body) VALUES (?, ?, ?)",
+            [(i, *row) for i, row in enumerate(rows)],
+        )
+
+    def _stems(self, words: list[str]) -> list[str]:
+        """The term each query word is indexed as (its first, if it is more than one)."""
+        self._part.execute("DELETE FROM words")
+        self._part.executemany(
+            "INSERT INTO words (rowid, word) VALUES (?, ?)", list(enumerate(words))
+        )
+        found = dict(
+            self._part.execute(
+                "SELECT doc, term FROM words_terms WHERE offset = 0 ORDER BY doc"
+            ).fetchall()
+        )
+        return [str(found.get(i, "")) for i in range(len(words))]
+
+    def _matches(self, stems: list[str]) -> int:
+        """How many matches snippet() weighs in the scratch table's body: each query word
+        (a phrase) counts each token indexed as its stem is."""
+        counts = dict(
+            self._part.execute(
+                "SELECT term, cnt FROM part_terms WHERE col = 'body'"
+                f" AND term IN ({', '.join('?' * len(stems))})",
+                stems,
+            ).fetchall()
+        )
+        return sum(int(counts.get(stem, 0)) for stem in stems)
 
     def close(self) -> None:
         self._db.close()
+        self._part.close()
+
+
+_SCRATCH = (
+    "CREATE VIRTUAL TABLE part USING fts5(title, body, tokenize='porter unicode61')",
+    "CREATE VIRTUAL TABLE part_terms USING fts5vocab(part, 'col')",
+    "CREATE VIRTUAL TABLE words USING fts5(word, tokenize='porter unicode61')",
+    "CREATE VIRTUAL TABLE words_terms USING fts5vocab(words, 'instance')",
+)
+
+
+def _chunks(body: str) -> list[tuple[int, int]]:
+    """`body` cut into pieces of about `_CHUNK` characters, each cut between words."""
+    cuts, start = [], 0
+    while start < len(body):
+        gap = _GAP.search(body, start + _CHUNK)
+        end = gap.end() if gap else len(body)
+        cuts.append((start, end))
+        start = end
+    return cuts or [(0, 0)]
+
+
+def _distinct(words: list[str], stems: list[str]) -> list[str]:
+    """`words` less any indexed as an earlier one is (`stems` say how each is)."""
+    seen: dict[str, str] = {}
+    for word, stem in zip(words, stems, strict=True):
+        seen.setdefault(stem, word)
+    return list(seen.values())

@@ -86,7 +86,7 @@ class Calls:
         # Canonical before the call: arguments that are not JSON fail before it runs.
         args_json = canonical_args(arguments)
         if key is self._NO_KEY:
-            key = spec.key(*args, **kwargs) if spec.key else None
+            key = _key_of(spec, args, kwargs) if spec.key else None
         if key is not None and (type(key) is not str or not key.isascii()):
             key = _checked_key(spec.name, key)  # before the call: a bad key never runs it
         return arguments, args_json, key, args, kwargs
@@ -237,3 +237,16 @@ def _compared(fresh: Result, previous: Record) -> Result:
         or fresh.record.status is not previous.status
     )
     return fresh.model_copy(update={"changed": changed, "previous_id": previous.id})
+
+
+def _key_of(spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    """The key `spec.key` gives for a call's arguments (as the function gets them); an
+    `ArgumentError` naming the key function when it cannot give one, before the call."""
+    assert spec.key is not None
+    try:
+        return spec.key(*args, **kwargs)
+    except Exception as exc:
+        raise ArgumentError(
+            f"{spec.name}: its key function failed on these arguments, so it was not "
+            f"called: {type(exc).__name__}: {exc}"
+        ) from exc

@@ -258,7 +258,9 @@ class Parameters:
             model = self.model.model_validate_json(text, strict=True)
         except ValidationError as exc:
             raise _argument_error(exc) from None
-        values = {name: getattr(model, attr) for name, attr, _ in self.fields}
+        # The arguments given, as a Python call gives them: one left out takes its
+        # default in the function (and a key function sees the same as on a direct call).
+        values = {name: getattr(model, attr) for name, attr, _ in self.fields if name in arguments}
         if self.var_keyword is not None:
             values[self.var_keyword] = dict(model.model_extra or {})
         return values

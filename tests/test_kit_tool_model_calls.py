@@ -123,3 +123,33 @@ def test_null_for_an_argument_with_a_default_is_the_argument_left_out(kit: ad.To
     assert kit.handle("defaults", {"n": None, "name": None}) == "x5"
     assert kit.handle("defaults", {"n": 2}) == "x2"
     assert kit.handle("defaults", {"n": "2"}).startswith("error: ")  # still strict
+
+
+def test_a_key_function_gets_the_same_arguments_from_a_model_as_from_python(
+    kit: ad.Toolkit,
+) -> None:
+    @kit.tool(determinism="deterministic", key=lambda path: f"file:{path}")
+    def read(path: str, n: int = 1) -> str:
+        return path * n
+
+    direct = read("a")
+    assert direct.record.key == "file:a" and direct.record.args == {"path": "a", "n": 1}
+    assert kit.handle("read", {"path": "a"}) == "a"
+    (record,) = kit.store.records()  # the same call, the same record, as a model made it
+    assert record.id == direct.id
+    # Arguments the key function cannot take: a one-line ArgumentError, nothing run.
+    with pytest.raises(ad.ArgumentError, match="its key function failed"):
+        read("b", 2)
+    text = kit.handle("read", {"path": "b", "n": 2})
+    assert text.startswith("error: ") and "key function failed" in text and "\n" not in text
+    assert len(list(kit.store.records())) == 1
+
+
+def test_a_key_function_that_raises_is_an_argument_error(kit: ad.Toolkit) -> None:
+    @kit.tool(determinism="deterministic", key=lambda order: {"a": 1}[order])
+    def look(order: str) -> str:
+        return order
+
+    with pytest.raises(ad.ArgumentError, match="KeyError"):
+        look("zz")
+    assert list(kit.store.records()) == []

@@ -21,6 +21,9 @@ PATH = re.compile(
 # Words that look made up: snake_case, CamelCase, dotted names, dunders, or letters and
 # digits mixed (booking codes, flight numbers, hashes), dates.
 _IDENT = re.compile(
+    # A UUID, or an id of words and numbers joined by hyphens (ORD-55812, INV-2025-0042)
+    r"(?<![\w-])(?:[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|"
+    r"[A-Za-z]+(?:-[A-Za-z0-9]+)*-\d[A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?![\w-])|"
     r"(?<!\w)(?:_*[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|__\w+__|_[A-Za-z]\w*|"
     r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z0-9]*|"
     r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{5,}|"

@@ -3,6 +3,7 @@ name another one holds only in part (`usr_12` in `usr_123`) is still kept."""
 
 from __future__ import annotations
 
+import addressable as ad
 from addressable._identifiers import Known
 
 
@@ -15,3 +16,30 @@ def test_a_name_another_holds_only_in_part_is_kept() -> None:
     names = Known("").names("Created users: usr_12, usr_123, usr_1234 in src/app/main.py")
     assert {"usr_12", "usr_123", "usr_1234", "src/app/main.py"} <= set(names)
     assert "main.py" not in names  # a file its path holds whole is left to the path
+
+
+def test_hyphenated_ids_and_uuids_are_values() -> None:
+    text = (
+        "Order ORD-55812 is billed on INV-2025-00042 (case A-1029384), trace "
+        "3f2b8c9e-1a2b-4c3d-8e9f-0a1b2c3d4e5f; a well-known x-ray of it is attached."
+    )
+    names = Known("").names(text)
+    for value in (
+        "ORD-55812",
+        "INV-2025-00042",
+        "A-1029384",
+        "3f2b8c9e-1a2b-4c3d-8e9f-0a1b2c3d4e5f",
+    ):
+        assert value in names
+    assert not any("well" in n or "ray" in n for n in names)  # words joined by a hyphen
+
+
+def test_a_stub_keeps_the_order_ids_of_prose() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    text = "Order ORD-55812 shipped to customer cus_AbC123 on 2025-01-04. " * 3
+    rows = "\n".join(f"row {i}" for i in range(50))
+    record = kit.record(
+        "lookup", {"q": "x"}, (text + rows).encode(), determinism="nondeterministic"
+    )
+    stub = ad.evict(record.record, store=kit.store)
+    assert "ORD-55812" in stub.text and "cus_AbC123" in stub.text

@@ -131,6 +131,9 @@ def make_stub(
         return " · ".join(part for part in (gist, beside) if part)
 
     item = skeleton.model_copy(update={field: with_beside(gist)})
+    if isinstance(summarize, DefaultSummarizer) and summarize.floor > left:
+        # A search keeps its query and its first hits' URLs, over the budget if need be.
+        room = max(room, count_tokens(line(item, None)))
     # The whole stub must fit: leave out the gist's last parts until it does.
     while gist and count_tokens(line(item, room)) > room:
         gist = _shorter(gist)

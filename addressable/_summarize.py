@@ -69,6 +69,7 @@ class DefaultSummarizer:
     def __init__(self, known: str = "", tokens: int | None = None) -> None:
         self.known = known
         self.tokens = tokens
+        self.floor = 0  # tokens the last gist keeps whatever its budget (a search's)
 
     def __call__(self, record: Record, payload: bytes, budget: int) -> str:
         text = decode_text(payload, record.media_type)
@@ -81,7 +82,9 @@ class DefaultSummarizer:
         hits = isinstance(data, dict) and "hits" in data
         if ok and hits and (Report.QUERY in record.meta or "query" in data):
             # Its query and first URLs, and a share of the result for titles and more hits.
-            return search_gist(data, min(budget, search_floor(data) + share))
+            # Its query and first URLs, whatever the budget (see `search_floor`).
+            self.floor = search_floor(data)
+            return search_gist(data, max(self.floor, min(budget, self.floor + share)))
         # A document's ids are what its stub carries: the rest gets no floor of room.
         spare = max(0 if ok and _is_document(data) else GIST_FLOOR, share)
         known = Known(self.known)

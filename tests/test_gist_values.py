@@ -3,6 +3,8 @@ name another one holds only in part (`usr_12` in `usr_123`) is still kept."""
 
 from __future__ import annotations
 
+import json
+
 import addressable as ad
 from addressable._identifiers import Known
 
@@ -43,3 +45,15 @@ def test_a_stub_keeps_the_order_ids_of_prose() -> None:
     )
     stub = ad.evict(record.record, store=kit.store)
     assert "ORD-55812" in stub.text and "cus_AbC123" in stub.text
+
+
+def test_a_search_keeps_its_first_three_urls_though_they_are_long() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    long = "https://www.google.com/url?sa=t&source=web&cd={i}&ved=2ahUKEwiQ{i}8x7zQAhXKD&url=https%3A%2F%2Fexample{i}.com%2Fdocs%2Fguide%2Fsection-{i}&usg=AOvVaw3kZ{i}qRtYhJ"
+    hits = [{"title": f"Result {i}", "url": long.format(i=i)} for i in range(10)]
+    body = json.dumps({"query": "rust async", "hits": hits}).encode()
+    record = kit.record("search", {"query": "rust async"}, body, determinism="nondeterministic")
+    stub = ad.evict(record.record, store=kit.store)
+    shown = [hit["url"] for hit in hits if hit["url"] in stub.text]
+    assert shown[:3] == [hit["url"] for hit in hits[:3]]  # the first three, in rank order
+    assert "rust async" in stub.text

@@ -109,7 +109,7 @@ def test_a_plugged_in_summary_too_long_loses_whole_sentences(kit: ad.Toolkit) ->
     assert whole.startswith(claim.text) and claim.text.endswith("/srv/build.")
 
 
-def test_a_search_whose_urls_do_not_fit_keeps_its_count_not_a_dangling_colon(
+def test_a_search_whose_urls_are_long_keeps_the_first_three_whole(
     kit: ad.Toolkit,
 ) -> None:
     hits = [{"title": f"T{i}", "url": "https://ex.com/" + "seg/" * 80 + str(i)} for i in range(4)]
@@ -123,7 +123,9 @@ def test_a_search_whose_urls_do_not_fit_keeps_its_count_not_a_dangling_colon(
     )
     claim = ad.evict(res.record, store=kit.store)
     assert isinstance(claim, ad.Claim)
-    assert claim.text == '"long urls", 4 hits'
+    assert claim.text.startswith('"long urls", 4 hits: ')
+    assert [h["url"] for h in hits if h["url"] in claim.text][:3] == [h["url"] for h in hits[:3]]
+    assert not claim.text.endswith((":", ";", "/"))  # whole URLs, no dangling part
 
 
 def test_a_search_whose_hits_name_their_url_link_keeps_them(kit: ad.Toolkit) -> None:

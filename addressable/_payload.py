@@ -43,7 +43,10 @@ def decode_payload(data: bytes, media_type: str) -> Any:
     """The value `encode_payload` was given, from its bytes and media type."""
     base = media_type.split(";", 1)[0].strip().lower()
     if base == JSON or base.endswith("+json"):
-        return json.loads(data)
+        try:
+            return json.loads(data)
+        except (ValueError, RecursionError):  # a server's answer that only says it is JSON
+            return decode_text(data, media_type)
     if base.startswith("text/") or "charset=" in media_type.lower():
         return decode_text(data, media_type)
     return data

@@ -42,3 +42,13 @@ def test_the_files_adapter_types_what_it_reads_with_the_same_test(tmp_path: Path
     files = Files(ad.Toolkit(ad.open_store("memory://")), root)
     assert files.read("text.txt").record.media_type == "text/plain; charset=utf-8"
     assert files.read("nul.bin").record.media_type == "application/octet-stream"
+
+
+@pytest.mark.parametrize("body", [b"", b"{not json", b"[" * 100_000])
+def test_a_result_that_says_json_and_is_not_gives_its_text(body: bytes) -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    result = kit.record(
+        "api", {"url": "u"}, body, determinism="nondeterministic", media_type="application/json"
+    )
+    assert result.content == body.decode()
+    assert kit.replay(result.id).content == body.decode()

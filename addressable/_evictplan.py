@@ -20,8 +20,8 @@ from ._blocks import BLOCKS, encode_blocks
 from ._compactkit import Toolkit
 from ._errors import AddressableError
 from ._messages import Conversation, Shape, ToolCall, ToolResult, said
-from ._models import Determinism, Outcome, Record, Status
-from ._recorder import RecordOptions, find_ingested
+from ._models import Determinism, Outcome, Record
+from ._recorder import find_ingested, ingested_options
 from ._replaytool import NAME as REPLAY_TOOL
 from ._stubs import parse_stub
 from ._tokens import count_tokens
@@ -245,16 +245,8 @@ def _record_of_blocks(
     )
     if found is not None:
         return found
-    options: RecordOptions = {
-        "key": f"call:{result.call_id}",
-        "media_type": BLOCKS,
-        "meta": {"tool_call_id": result.call_id},
-    }
-    if result.is_error:
-        options["status"] = Status.ERROR
-        options["error"] = result.text.strip().splitlines()[0][:200] if result.text else "error"
-    if determinism is Determinism.SIDE_EFFECT:
-        options["outcome"] = Outcome.UNKNOWN  # found in a list: what it did, nobody said
+    options = ingested_options(result.call_id, result.text, result.is_error, determinism)
+    options["media_type"] = BLOCKS
     return kit.record(call.name, call.arguments, payload, determinism=determinism, **options).record
 
 

@@ -271,12 +271,7 @@ class Recorder:
         )
         if found is not None:
             return Result(record=found, payload=self.store.read(found))
-        options: RecordOptions = {"key": f"call:{call_id}", "meta": {"tool_call_id": call_id}}
-        if is_error:
-            options["status"] = Status.ERROR
-            options["error"] = text.strip().splitlines()[0][:200] if text.strip() else "error"
-        if determinism is Determinism.SIDE_EFFECT:
-            options["outcome"] = Outcome.UNKNOWN
+        options = ingested_options(call_id, text, is_error, determinism)
         return self.record(tool, arguments, payload, determinism=determinism, **options)
 
     def tokens(self, id: str) -> int:
@@ -287,6 +282,21 @@ class Recorder:
             self.store.set_tokens(record.content_hash, n)
             return n
         return record.tokens
+
+
+def ingested_options(
+    call_id: str, text: str, is_error: bool, determinism: Determinism
+) -> RecordOptions:
+    """How a result found in a message list is recorded: keyed by its tool-call id; an
+    error with its first line; a side effect with its outcome `unknown` (nobody said
+    what it did)."""
+    options: RecordOptions = {"key": f"call:{call_id}", "meta": {"tool_call_id": call_id}}
+    if is_error:
+        options["status"] = Status.ERROR
+        options["error"] = text.strip().splitlines()[0][:200] if text.strip() else "error"
+    if determinism is Determinism.SIDE_EFFECT:
+        options["outcome"] = Outcome.UNKNOWN
+    return options
 
 
 def find_ingested(

@@ -152,3 +152,28 @@ def test_other_tools_and_bad_arguments_go_through_handle(kit: ad.Toolkit) -> Non
 @pytest.fixture
 def kit(disk_kit: ad.Toolkit) -> ad.Toolkit:
     return disk_kit
+
+
+def test_a_failed_result_of_an_image_and_blank_text_is_recorded_as_an_error() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"0" * 2000).decode()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    block = {
+        "type": "tool_result",
+        "tool_use_id": "t1",
+        "is_error": True,
+        "content": [{"type": "text", "text": "   "}, image],
+    }
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "shot", "input": {}}],
+        },
+        {"role": "user", "content": [block]},
+        {"role": "assistant", "content": "ok"},
+    ]
+    done = ad.compact(messages, kit=kit, keep_last=0)
+    assert len(done.evicted) == 1
+    (record,) = kit.store.records()
+    assert record.status is ad.Status.ERROR and record.error == "error"

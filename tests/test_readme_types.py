@@ -1,5 +1,6 @@
 """The README's Python passes `mypy --strict` as a user would write it: the first example,
-and every recipe, which hands `kit.tools()` and `Compaction.messages` to the SDKs."""
+the state document's, and every recipe, which hands `kit.tools()` and
+`Compaction.messages` to the SDKs."""
 
 from __future__ import annotations
 
@@ -50,6 +51,13 @@ def _module(text: str) -> str:
     assert len(recipes) == len(CLIENTS)
     parts = [PREAMBLE]
     parts.append("def first_example() -> None:\n" + textwrap.indent(first[1], "    "))
+    state = re.search(r"## The state document\n.*?```python\n(.*?)```", text, re.S)
+    assert state is not None
+    parts.append(
+        "def state_example(client: anthropic.Anthropic, kit: ad.Toolkit, messages: list[Any], "
+        "document: ad.StateDocument | None, log: list[str]) -> None:\n"
+        + textwrap.indent(state[1], "    ")
+    )
     for number, (recipe, client) in enumerate(zip(recipes, CLIENTS, strict=True)):
         body = textwrap.indent(recipe, "    ")
         parts.append(f"def recipe_{number}({client}, kit: ad.Toolkit) -> None:\n{body}")

@@ -115,7 +115,7 @@ def json_parts(data: Any, known: Known) -> tuple[list[Part], list[Part]]:
     essential: list[Part] = [f"{len(data)} items"] if isinstance(data, list) else []
     rest: list[Part] = []
     for name, values in sorted(groups.items(), key=lambda item: rank[item[0]]):
-        fresh = [v for v in values if not (len(v) >= 6 and v in known.text)]
+        fresh = [v for v in values if len(v) < 6 or known.new(v)]
         if not fresh or (rank[name] == 2 and len(fresh) < len(values)):
             continue
         (essential if rank[name] == 0 else rest).append(Items(f"{name}=", fresh))

@@ -47,7 +47,16 @@ class Known:
     text: str
 
     def new(self, value: str) -> bool:
-        return value not in self.text
+        """Whether the conversation does not show `value` whole: `feature/login` is new
+        beside `feature/login-v2`, and `usr_12` beside `usr_123`."""
+        text = self.text
+        at = text.find(value)
+        while at >= 0:
+            end = at + len(value)
+            if not _goes_on(text, at - 1) and not _goes_on(text, end):
+                return False
+            at = text.find(value, at + 1)
+        return True
 
     def names(self, text: str, limit: int = 200) -> list[str]:
         """Identifiers in `text` the conversation does not show yet, most telling
@@ -84,6 +93,12 @@ def _holds(other: str, name: str) -> bool:
 
 def _word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
+
+
+def _goes_on(text: str, at: int) -> bool:
+    """Whether the character at `at` would make a value there longer (a letter, a digit,
+    `_` or `-`); the text's ends do not."""
+    return 0 <= at < len(text) and (_word_char(text[at]) or text[at] == "-")
 
 
 def _telling(name: str) -> int:

@@ -57,3 +57,11 @@ def test_a_search_keeps_its_first_three_urls_though_they_are_long() -> None:
     shown = [hit["url"] for hit in hits if hit["url"] in stub.text]
     assert shown[:3] == [hit["url"] for hit in hits[:3]]  # the first three, in rank order
     assert "rust async" in stub.text
+
+
+def test_a_value_the_conversation_shows_only_inside_a_longer_one_is_new() -> None:
+    known = Known("Checked out feature/login-v2 and user usr_123; see src/app/main.py.")
+    names = known.names("Branches: feature/login, feature/login-v2; users usr_12, usr_123")
+    assert "feature/login" in names and "usr_12" in names
+    assert "feature/login-v2" not in names and "usr_123" not in names
+    assert not known.new("main.py")  # shown whole, as the end of a path

@@ -197,19 +197,12 @@ def _refs(document: StateDocument) -> set[str]:
 
 
 def _pin_cited(kit: Continuity, record_id: str, now: datetime) -> None:
-    """Pin a record a checkpoint cites, unless a pin that lasts longer holds it already.
+    """Pin a record a checkpoint cites, for the kit's session and `CHECKPOINT_PIN_AGE`.
 
-    A record holds one pin: pinning for another reason replaces the pin it has. A user
-    pin the store never weakens; a live pin of another reason (a stub's) held for other
-    sessions too is left, since replacing it would end it with this kit's session."""
-    held = kit.store.pin_info(record_id)
-    if (
-        held is not None
-        and held.reason != CHECKPOINT_PIN
-        and held.live(now)
-        and set(held.sessions) - {kit.session}
-    ):
-        return
+    A record holds one pin. The store never weakens a user pin, and joins this one to a
+    live pin of another reason (a stub's, for other sessions): the sessions of both, the
+    later end. So the other pin does not end with this session, nor this one with
+    theirs."""
     until = now + CHECKPOINT_PIN_AGE
     kit.store.pin(record_id, reason=CHECKPOINT_PIN, session=kit.session, until=until)
 

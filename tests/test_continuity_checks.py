@@ -95,8 +95,11 @@ def test_a_checkpoint_pin_ends_with_its_age(kit: ad.Toolkit, clock: FakeClock) -
 
 
 def test_a_checkpoint_neither_weakens_a_user_pin_nor_ends_another_sessions_stub_pin(
-    store: ad.Store, clock: FakeClock
+    store: ad.Store,
 ) -> None:
+    # The store tells a live pin from an ended one by the time it runs at: the kit's
+    # clock starts there.
+    clock = FakeClock(datetime.now(UTC))
     kit = ad.Toolkit(store, session="mine", clock=clock)
     kept = fetched(kit, "https://x/kept")
     stubbed = fetched(kit, "https://x/stubbed")
@@ -104,16 +107,33 @@ def test_a_checkpoint_neither_weakens_a_user_pin_nor_ends_another_sessions_stub_
     until = clock.now + timedelta(days=30)
     store.pin(stubbed.id, reason="stub", session="other", until=until)
     kit.checkpoint(citing(kept.id, stubbed.id))
-    user, stub = store.pin_info(kept.id), store.pin_info(stubbed.id)
+    user, joined = store.pin_info(kept.id), store.pin_info(stubbed.id)
     assert user is not None and (user.reason, user.sessions, user.until) == ("user", [], None)
-    assert stub is not None and (stub.reason, stub.sessions, stub.until) == (
-        "stub",
-        ["other"],
-        until,
-    )
+    # One pin for both: the other session's and the checkpoint's, to the later end.
+    assert joined is not None and (joined.sessions, joined.until) == (["mine", "other"], until)
     store.end_session("mine")
     assert store.is_pinned(kept.id, now=clock.now)
-    assert store.is_pinned(stubbed.id, now=clock.now)
+    assert store.is_pinned(stubbed.id, now=until - timedelta(seconds=1))
+
+
+def test_a_checkpoint_keeps_what_it_cites_after_another_sessions_stub_pin_ends(
+    store: ad.Store,
+) -> None:
+    clock = FakeClock(datetime.now(UTC))
+    stubbing = ad.Toolkit(store, session="A", clock=clock)
+    cited = fetched(stubbing, "https://x/cited")
+    store.pin(cited.id, reason="stub", session="A", until=clock.now + timedelta(days=7))
+    clock.advance(days=1)
+    ad.Toolkit(store, session="B", clock=clock).checkpoint(citing(cited.id))
+    checkpoint_end = clock.now + CHECKPOINT_PIN_AGE
+    store.end_session("A")  # the stub's session ends; the checkpoint's has not
+    store.gc(max_age=timedelta(seconds=1), now=checkpoint_end - timedelta(seconds=1))
+    assert store.get(cited.id).id == cited.id
+    pin = store.pin_info(cited.id)
+    assert pin is not None and (pin.sessions, pin.until) == (["B"], checkpoint_end)
+    store.gc(max_age=timedelta(seconds=1), now=checkpoint_end + timedelta(seconds=1))
+    with pytest.raises(ad.NotFound):
+        store.get(cited.id)
 
 
 # -- credentials ----------------------------------------------------------------------------

@@ -77,8 +77,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     # the state document, its checks, continuity, staleness
     "state": ("addressable._state", "addressable._continuity", "addressable._stateprompt"),
-    # `Toolkit` and the package's public names
-    "facade": ("addressable", "addressable._kitcontinuity", "addressable._toolkit"),
+    # `Toolkit`, the package's public names, and whether a call it handled failed
+    "facade": (
+        "addressable",
+        "addressable._failed",
+        "addressable._kitcontinuity",
+        "addressable._toolkit",
+    ),
     # tool families, SDK integrations and the MCP proxy: users of the facade
     "adapters": (
         "adapters",
@@ -107,7 +112,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters.search",
         "adapters.shell",
         "addressable.integrations",
-        "addressable.integrations._failed",
         "addressable.integrations.anthropic",
         "addressable.integrations.langgraph",
         "addressable.integrations.openai_agents",

@@ -2,14 +2,16 @@
 `error: ...` text the model sees unchanged: the Anthropic tool runner sends its result
 with `is_error`, LangGraph's ToolMessage has status "error", and the Agents SDK sets the
 error of the call's function span. A tool that succeeded with a text that happens to
-start with "error: " is not marked. Each SDK runs against a mocked transport: the model
-asks for three calls at once, then answers."""
+start with "error: " is not marked; a call whose record failed is, whatever its text
+(the MCP server's `is_error` follows the same rule). Each SDK runs against a mocked
+transport: the model asks for three calls at once, then answers."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -245,3 +247,17 @@ def test_the_agents_sdk_sets_the_error_of_a_failed_calls_span(disk_kit: ad.Toolk
     assert errors["boom"]["data"] == {"tool_name": "boom", "error": FAILED}
     sent = {i["call_id"]: i["output"] for i in model.bodies[1]["input"] if "output" in i}
     assert sent == {"call_0": "x: a module.", "call_1": FAILED, "call_2": SAID}
+
+
+def test_a_call_whose_record_failed_is_failed_whatever_its_text(
+    disk_kit: ad.Toolkit, tmp_path: Path
+) -> None:
+    from addressable._failed import failed
+    from addressable.adapters import Shell
+
+    Shell(disk_kit, cwd=tmp_path, allow=["sleep"], timeout=0.2)
+    # A command that timed out shows its output and how it ended, not "error: ...".
+    timed_out = disk_kit.handle("shell", {"command": "sleep 5"})
+    assert not timed_out.startswith("error: ")
+    assert failed(disk_kit, "shell", timed_out)
+    assert not failed(disk_kit, "shell", disk_kit.handle("shell", {"command": "sleep 0"}))

@@ -24,6 +24,7 @@ import anyio.to_thread
 from .._blocks import describe
 from .._errors import AddressableError, ArgumentError, DeadlineExceeded
 from .._exitcodes import EXIT_FAILURE, EXIT_OK
+from .._failed import failed
 from .._models import Determinism, Outcome, Record, Status
 from .._replaytool import DESCRIPTION as REPLAY_DESCRIPTION
 from .._replaytool import NAME as REPLAY
@@ -147,10 +148,10 @@ class Proxy:
                 return await self._selected(original, record, arguments)
         text = await self.kit.ahandle(REPLAY, arguments)
         content: list[Any] = [types.TextContent(type="text", text=text)]
-        failed = text.startswith("error: ")
-        if record is not None and not failed:
+        is_error = failed(self.kit, REPLAY, text)
+        if record is not None and not is_error:
             content.append(results.link(record))
-        return types.CallToolResult(content=content, is_error=failed)
+        return types.CallToolResult(content=content, is_error=is_error)
 
     async def _selected(
         self, original: types.CallToolResult, record: Record, arguments: dict[str, Any]
@@ -170,11 +171,11 @@ class Proxy:
             return self.kit.secrets.mask(text)
 
         text = await anyio.to_thread.run_sync(select_text)  # a pattern may take a while
-        failed = text.startswith("error: ")
+        error_text = text.startswith("error: ")
         content: list[Any] = [types.TextContent(type="text", text=text)]
-        if not failed:
+        if not error_text:
             content.append(results.link(record))
-        return types.CallToolResult(content=content, is_error=failed or bool(original.is_error))
+        return types.CallToolResult(content=content, is_error=error_text or bool(original.is_error))
 
     def _failure(self, name: str, exc: Exception) -> Exception:
         """What went wrong with a call, as the exception to record."""

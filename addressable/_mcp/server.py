@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import AddressableError, ConfigError
-from .._models import Record, Status
+from .._failed import failed, shown_record
+from .._models import Record
 from .._replaytool import NAME as REPLAY
 from .._toolkit import Toolkit
 from . import results
@@ -104,10 +105,7 @@ def build_server(kit: Toolkit, name: str = "addressable") -> Server[Any]:
         content: list[Any] = [types.TextContent(type="text", text=text)]
         if record is not None:
             content.append(results.link(record))
-        failed = text.startswith("error: ")
-        if record is not None and params.name != REPLAY:
-            failed = record.status is Status.ERROR
-        return types.CallToolResult(content=content, is_error=failed)
+        return types.CallToolResult(content=content, is_error=failed(kit, params.name, text))
 
     server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
@@ -118,14 +116,13 @@ def build_server(kit: Toolkit, name: str = "addressable") -> Server[Any]:
 def _record_shown(kit: Toolkit, tool: str, arguments: dict[str, Any], text: str) -> Record | None:
     """The record a tool result shows: the call's own, or for `replay_result` the one
     replayed. None when nothing was recorded (an unknown tool, arguments refused)."""
+    if tool != REPLAY:
+        return shown_record(kit, tool, text)
+    wanted = arguments.get("id")
+    if text.startswith("error: ") or not isinstance(wanted, str):
+        return None
     try:
-        if tool == REPLAY:
-            wanted = arguments.get("id")
-            if text.startswith("error: ") or not isinstance(wanted, str):
-                return None
-            return kit.get(wanted)
-        shown = kit.shown(text)
-        return kit.get(shown) if shown is not None else None
+        return kit.get(wanted)
     except AddressableError:
         return None
 

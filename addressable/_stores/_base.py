@@ -171,8 +171,9 @@ class Store(Protocol):
     ) -> None:
         """Keep the record through every gc: a user pin (the default) until unpinned;
         another (compaction pins for "stub") until `until` or until `session` has ended,
-        whichever comes first. Pinning again for the same reason adds the session and
-        keeps the later end; a user pin is never weakened by another."""
+        whichever comes first. Pinning again, for the same reason or over a live pin of
+        another, adds the session and keeps the later end; a user pin is never weakened
+        by another."""
         ...
 
     def unpin(self, record_id: str) -> None: ...

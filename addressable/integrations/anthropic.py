@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from .._compaction import compact
 from .._errors import MissingDependency
+from .._failed import failed
 from .._replaytool import NAME as REPLAY
 from .._replaytool import handle_content
-from ._failed import failed
 
 if TYPE_CHECKING:
     from .._toolkit import Toolkit

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._compaction import compact
 from .._errors import MissingDependency
-from ._failed import failed
+from .._failed import failed
 
 if TYPE_CHECKING:
     from .._toolkit import Toolkit

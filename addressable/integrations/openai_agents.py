@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._compaction import compact
 from .._errors import MissingDependency
+from .._failed import failed
 from .._replaytool import handle_content
-from ._failed import failed
 
 if TYPE_CHECKING:
     from .._toolkit import Toolkit

@@ -162,9 +162,9 @@ def _union(first: list[str], second: Iterable[str]) -> list[str]:
 
 
 def checkpoint(kit: Continuity, document: StateDocument) -> Result:
-    """Save the document and pin the records it refers to, for the kit's session and at
-    most `CHECKPOINT_PIN_AGE`. The document is stored with every credential written in
-    a URL redacted and (as in every record) every known secret value masked."""
+    """Save the document and pin it and the records it refers to, for the kit's session
+    and at most `CHECKPOINT_PIN_AGE`. The document is stored with every credential
+    written in a URL redacted and (as in every record) every known secret value masked."""
     document = _without_url_credentials(document)
     saved = kit.record(
         CHECKPOINT_TOOL,
@@ -177,6 +177,7 @@ def checkpoint(kit: Continuity, document: StateDocument) -> Result:
     # The one saved last, whatever the clock says (it may not move between two saves).
     kit.store.set_shown(_latest_mark(kit.session), saved.id)
     now = aware(kit.clock(), "the Toolkit's clock")
+    _pin_cited(kit, saved.id, now)  # what `recover` reads: kept as long as what it cites
     for ref in sorted(_refs(document)):
         try:
             _pin_cited(kit, kit.store.resolve(ref), now)

@@ -75,8 +75,9 @@ def test_a_checkpoint_pins_what_it_cites_for_its_session_and_a_while(
     kit.checkpoint(citing(cited.id))  # cited again: the age restarts
     pin = store.pin_info(cited.id)
     assert pin is not None and pin.until == clock.now + CHECKPOINT_PIN_AGE
-    # The pin ends with the session that made it, and gc then takes the record.
-    assert store.end_session("mine") == 1
+    # The pins end with the session that made them (the cited record's and the two
+    # checkpoints'), and gc then takes the record.
+    assert store.end_session("mine") == 3
     assert not store.is_pinned(cited.id)
     store.gc(max_age=timedelta(days=1), now=clock.now + timedelta(days=2))
     with pytest.raises(ad.NotFound):
@@ -134,6 +135,15 @@ def test_a_checkpoint_keeps_what_it_cites_after_another_sessions_stub_pin_ends(
     store.gc(max_age=timedelta(seconds=1), now=checkpoint_end + timedelta(seconds=1))
     with pytest.raises(ad.NotFound):
         store.get(cited.id)
+
+
+def test_a_checkpoint_is_kept_as_long_as_what_it_cites(kit: ad.Toolkit, clock: FakeClock) -> None:
+    cited = fetched(kit, "https://x/doc")
+    kit.checkpoint(citing(cited.id))
+    kit.store.gc(max_age=timedelta(seconds=1), now=clock.now + CHECKPOINT_PIN_AGE / 2)
+    recovered = kit.recover()  # the document, not only what it cites, is still there
+    assert recovered.document.findings[0].evidence == [cited.id]
+    assert kit.store.get(cited.id).id == cited.id
 
 
 # -- credentials ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import addressable as ad
@@ -23,6 +24,7 @@ _MOST_WORK = 128 << 20  # matches times characters snippet() goes through, at mo
 _CHUNK = 1_024  # characters of a document in one part: the part is three of them
 _WORD = re.compile(r"\w+", re.UNICODE)
 _GAP = re.compile(r"\W+", re.UNICODE)
+_SQLITE = b"SQLite format 3\x00"  # the first bytes of every SQLite database file
 
 
 class LocalIndex:
@@ -30,11 +32,14 @@ class LocalIndex:
 
     Build it from text (`add`), files (`add_file`), a folder (`add_folder`) or fetched
     pages (`add_page`). `path` keeps the index in a file; by default it lives in memory.
+    A new index is made only where no file is: a file there must be an index already
+    (`ArgumentError` otherwise, and the file is left as it is).
     """
 
     name = "local"
 
     def __init__(self, path: str | Path = ":memory:") -> None:
+        _check_index(path)
         self._db = sqlite3.connect(str(path), check_same_thread=False)
         # Scratch tables tokenised as `docs` is: a document's parts, and a query's words.
         self._part = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
@@ -188,6 +193,40 @@ _SCRATCH = (
     "CREATE VIRTUAL TABLE words USING fts5(word, tokenize='porter unicode61')",
     "CREATE VIRTUAL TABLE words_terms USING fts5vocab(words, 'instance')",
 )
+
+
+def _check_index(path: str | Path) -> None:
+    """`ArgumentError`, one line, unless `path` is where no file is or holds an index:
+    SQLite would write its tables over an empty file, or into another database."""
+    name = str(path)
+    if name in ("", ":memory:"):  # SQLite's own names for a database of no file
+        return
+    file = Path(name)
+    if not file.exists():
+        return
+    if not file.is_file():
+        raise ad.ArgumentError(f"LocalIndex: {name} is not a file")
+    with file.open("rb") as head:
+        magic = head.read(len(_SQLITE))
+    if not magic:
+        raise ad.ArgumentError(
+            f"LocalIndex: {name} is an empty file, not an index "
+            "(a new index is made only where no file is)"
+        )
+    if magic != _SQLITE:
+        raise ad.ArgumentError(f"LocalIndex: {name} is not an index (not an SQLite database)")
+    try:
+        uri = f"{file.resolve().as_uri()}?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True)) as db:
+            row = db.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'docs'"
+            ).fetchone()
+    except sqlite3.Error as exc:
+        raise ad.ArgumentError(f"LocalIndex: {name} cannot be read as an index: {exc}") from None
+    if row is None or "using fts5" not in str(row[0]).lower():
+        raise ad.ArgumentError(
+            f"LocalIndex: {name} is an SQLite database, but not an index (no FTS5 docs table)"
+        )
 
 
 def _chunks(body: str) -> list[tuple[int, int]]:

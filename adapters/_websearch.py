@@ -8,6 +8,10 @@ would bypass its transport, proxy or mock.
 An answer is read as Fetch and Api read theirs (`_http.Exchange`): within `deadline`
 seconds for the whole call, decoded a bounded step at a time, and not past
 `MAX_ANSWER` bytes.
+
+A failure names the URL asked with its credentials redacted (`_urls.redact_url`): a
+SearXNG URL may carry a password or a key, and the text of an error is shown to the
+model and kept in the record.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import addressable as ad
 
@@ -23,16 +30,19 @@ from ._decode import BadAnswer
 from ._hits import Hit
 from ._http import (
     DEFAULT_DEADLINE,
+    HTTP_ERRORS,
     AsyncClient,
     Clients,
     Exchange,
     SyncClient,
     check_deadline,
 )
+from ._urls import check_url, redact_url, shown_url
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 MAX_ANSWER = 5 * 1024 * 1024  # bytes of a backend's answer read, at most
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]+")
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 
 
 class _Remote:
@@ -61,8 +71,9 @@ class _Remote:
     def search(self, query: str, limit: int) -> list[Hit]:
         client = self._clients.sync()
         exchange, answer = self._exchange(client), _Answer(self.name)
-        response = exchange.send(client, self._request(client, query, limit), answer.add)
-        response.raise_for_status()
+        with _redacted():
+            response = exchange.send(client, self._request(client, query, limit), answer.add)
+            self._check_status(response)
         return self._read(bytes(answer.data), limit)
 
     async def asearch(self, query: str, limit: int) -> list[Hit]:
@@ -71,9 +82,21 @@ class _Remote:
             return await asyncio.to_thread(self.search, query, limit)
         client = self._clients.asynchronous()
         exchange, answer = self._exchange(client), _Answer(self.name)
-        response = await exchange.asend(client, self._request(client, query, limit), answer.add)
-        response.raise_for_status()
+        with _redacted():
+            request = self._request(client, query, limit)
+            response = await exchange.asend(client, request, answer.add)
+            self._check_status(response)
         return self._read(bytes(answer.data), limit)
+
+    def _check_status(self, response: Any) -> None:
+        """The client's status error for an answer that is not a success, in one line
+        naming the URL redacted (the client's own text names it whole)."""
+        try:
+            response.raise_for_status()
+        except HTTP_ERRORS as exc:
+            said = f"{response.status_code} {response.reason_phrase}".strip()
+            exc.args = (f"{self.name}: {shown_url(str(response.url))} answered {said}",)
+            raise
 
     def _exchange(self, client: SyncClient | AsyncClient) -> Exchange:
         # The API key (Brave's) is a secret resolved: it follows no redirect elsewhere.
@@ -118,7 +141,8 @@ class _Answer:
 class SearXNG(_Remote):
     """A SearXNG instance's JSON API (``/search?format=json``; the instance must allow
     the json format). `timeout` bounds each connect and read, `deadline` the whole
-    call."""
+    call. The parameters of `base_url` (a key) go with every search; an error names the
+    URL with its credentials redacted, and the record of a search holds no URL."""
 
     name = "searxng"
 
@@ -132,12 +156,22 @@ class SearXNG(_Remote):
         deadline: float = DEFAULT_DEADLINE,
     ) -> None:
         super().__init__(client, async_client, timeout, deadline, ad.Secrets())
+        check_url(base_url)  # not an http(s) URL: ArgumentError, the URL shown redacted
         self.base_url = base_url.rstrip("/")
+        # The search goes to /search under the base URL's path, with the base URL's own
+        # query parameters (a key, say) kept beside the search's.
+        parts = urlsplit(base_url)
+        path = parts.path.rstrip("/") + "/search"
+        self._endpoint = urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+        self._params = [
+            (name, value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+            if name not in ("q", "format")
+        ]
 
     def _request(self, client: SyncClient | AsyncClient, query: str, limit: int) -> Any:
-        return client.build_request(
-            "GET", f"{self.base_url}/search", params={"q": query, "format": "json"}
-        )
+        query_string = urlencode([*self._params, ("q", query), ("format", "json")])
+        return client.build_request("GET", f"{self._endpoint}?{query_string}")
 
     def _hits(self, data: dict[str, Any], limit: int) -> list[Hit]:
         results: list[dict[str, Any]] = data.get("results", [])
@@ -193,6 +227,20 @@ class BraveSearch(_Remote):
             for r in results[:limit]
             if r.get("url")
         ]
+
+
+@contextmanager
+def _redacted() -> Iterator[None]:
+    """A client's error raised here names every URL in its text with the credentials
+    redacted: its text is shown to the model and recorded."""
+    try:
+        yield
+    except HTTP_ERRORS as exc:
+        text = str(exc)
+        clean = _URL_IN_TEXT.sub(lambda m: redact_url(m[0]), text)
+        if clean != text:
+            exc.args = (clean,)
+        raise
 
 
 def _line(value: object) -> str:

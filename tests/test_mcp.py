@@ -309,6 +309,142 @@ def test_a_bad_config_or_command_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2 and "unknown adapter 'teleport'" in done.stderr
 
 
+@pytest.mark.parametrize("key", ["doc:{path:d}", "{path!r}", "{path:>{width}}", "{path!s:.3}"])
+def test_a_key_template_with_a_format_spec_or_conversion_is_refused_at_load(
+    tmp_path: Path, key: str
+) -> None:
+    from addressable._errors import ConfigError
+    from addressable._mcp.config import load_config
+
+    config = tmp_path / "proxy.toml"
+    config.write_text(
+        f'[[tools]]\nmatch = "read_doc"\ndeterminism = "deterministic"\nkey = "{key}"\n'
+    )
+    with pytest.raises(ConfigError) as refused:
+        load_config(config)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"config {config}: tools.0.key: the rule for 'read_doc': key template")
+    assert "no format spec or conversion" in line
+    config.write_text(
+        '[[tools]]\nmatch = "read_doc"\ndeterminism = "deterministic"\nkey = "doc:{path}"\n'
+    )
+    assert load_config(config).tools[0].key_of({"path": 7}) == "doc:7"
+
+
+def _serve_case(tmp: Path, case: str) -> tuple[list[str], dict[str, Any], str, str]:
+    """An adapter, the serve config that sets it up, the field named, what is said."""
+    (tmp / "afile").write_text("x")
+    (tmp / "empty").write_bytes(b"")
+    cases: dict[str, tuple[list[str], dict[str, Any], str, str]] = {
+        "files-root-missing": (
+            ["files"],
+            {"files": {"root": str(tmp / "nope")}},
+            "files.root",
+            f"no folder at {tmp / 'nope'}",
+        ),
+        "files-root-a-file": (
+            ["files"],
+            {"files": {"root": str(tmp / "afile")}},
+            "files.root",
+            "is not a folder",
+        ),
+        "shell-cwd-missing": (
+            ["shell"],
+            {"shell": {"cwd": str(tmp / "nope")}},
+            "shell.cwd",
+            "no folder at",
+        ),
+        "memory-root-a-file": (
+            ["memory"],
+            {"memory": {"root": str(tmp / "afile")}},
+            "memory.root",
+            "is not a folder",
+        ),
+        "searxng-not-a-url": (
+            ["search"],
+            {"search": {"searxng": "not a url"}},
+            "search.searxng",
+            "only http and https URLs",
+        ),
+        "index-a-text-file": (
+            ["search"],
+            {"search": {"index": str(tmp / "afile")}},
+            "search.index",
+            "is not an index (not an SQLite database)",
+        ),
+        "index-an-empty-file": (
+            ["search"],
+            {"search": {"index": str(tmp / "empty")}},
+            "search.index",
+            "is an empty file, not an index",
+        ),
+    }
+    return cases[case]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "files-root-missing",
+        "files-root-a-file",
+        "shell-cwd-missing",
+        "memory-root-a-file",
+        "searxng-not-a-url",
+        "index-a-text-file",
+        "index-an-empty-file",
+    ],
+)
+def test_serve_refuses_at_start_a_value_its_adapter_cannot_work_with(
+    tmp_path: Path, case: str
+) -> None:
+    import addressable as ad
+    from addressable._errors import ConfigError
+    from addressable._mcp.config import ServeConfig
+    from addressable._mcp.server import add_adapters
+
+    names, values, field, said = _serve_case(tmp_path, case)
+    before = {f: f.read_bytes() for f in tmp_path.iterdir() if f.is_file()}
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    with pytest.raises(ConfigError) as refused:
+        add_adapters(kit, names, ServeConfig.model_validate(values), {field: "--given"})
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith("--given: ") and said in line
+    assert {f: f.read_bytes() for f in tmp_path.iterdir() if f.is_file()} == before
+    with pytest.raises(ConfigError, match=f"^serve.{field}: "):
+        add_adapters(kit, names, ServeConfig.model_validate(values))
+
+
+def test_serve_names_the_option_or_the_config_field_refused_and_exits_2(
+    tmp_path: Path,
+) -> None:
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    store = str(tmp_path / "store")
+    command = ["mcp", "serve", "search", "--index", str(empty), "--store", store]
+    done = subprocess.run(
+        [sys.executable, "-m", "addressable", *command],
+        input="",
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"addressable: error: --index: {empty} is an empty file, not an index "
+        "(a new index is made only where no file is)"
+    ]
+    assert empty.read_bytes() == b""  # not made an index over
+
+    config = tmp_path / "serve.toml"
+    config.write_text(f'[serve]\nadapters = ["memory"]\nmemory = {{ root = "{empty}" }}\n')
+    done = addressable("mcp", "serve", "--store", store, "--config", str(config))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"addressable: error: config {config}: serve.memory.root: {empty} is not a folder"
+    ]
+
+
 def test_proxy_refuses_an_upstream_whose_list_of_tools_never_ends(tmp_path: Path) -> None:
     pager = Path(__file__).with_name("mcp_pager_upstream.py")
     store = str(tmp_path / "s")

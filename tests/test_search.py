@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import sqlite3
 import time
 import tracemalloc
@@ -213,6 +215,133 @@ def test_a_failing_backend_is_recorded_and_raised() -> None:
             Search(kit, SearXNG("https://searx.example"))("lock")
     (rec,) = kit.store.records()
     assert rec.status is ad.Status.ERROR and rec.meta["query"] == "lock"
+
+
+def _files_hold(folder: Path, secret: str) -> list[Path]:
+    return [f for f in folder.rglob("*") if f.is_file() and secret.encode() in f.read_bytes()]
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_searxng_credential_reaches_neither_the_model_nor_the_store(
+    server: LocalServer, tmp_path: Path, path: str
+) -> None:
+    secret = "hunter2-7f3e1a"
+    server.routes[("GET", "/search")] = lambda r: Reply(500, b"no")
+    store = ad.open_store(str(tmp_path / "store"))
+    kit = ad.Toolkit(store)
+    url = f"http://admin:{secret}@127.0.0.1:{server.port}/"
+    Search(kit, SearXNG(url))
+    if path == "sync":
+        text = kit.handle("search", {"query": "lock"})
+    else:
+        text = asyncio.run(kit.ahandle("search", {"query": "lock"}))
+    assert server.requests[-1].headers["Authorization"].startswith("Basic ")  # it was sent
+    assert secret not in text and "\n" not in text
+    assert text.startswith("error: HTTPStatusError: searxng: 'http://admin:%5Bredacted%5D@")
+    assert text.endswith("/search?q=lock&format=json' answered 500 Internal Server Error")
+    (rec,) = store.records()
+    assert rec.error is not None and secret not in rec.error
+    store.close()
+    assert _files_hold(tmp_path / "store", secret) == []
+
+
+def test_a_searxng_url_keeps_its_own_parameters_and_no_key_is_stored(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    secret = "k-4d9b0c2e"
+    status = [200]
+    body = json.dumps({"results": [{"url": "https://a.example/1", "title": "A"}]}).encode()
+    server.routes[("GET", "/searx/search")] = lambda r: Reply(
+        status[0], body, {"Content-Type": "application/json"}
+    )
+    store = ad.open_store(str(tmp_path / "store"))
+    kit = ad.Toolkit(store)
+    search = Search(kit, SearXNG(server.url(f"/searx/?api_key={secret}&q=old&lang=en")))
+    found = search("lock")
+    assert json.loads(found.payload)["hits"][0]["url"] == "https://a.example/1"
+    sent = server.requests[-1].path
+    assert sent == f"/searx/search?api_key={secret}&lang=en&q=lock&format=json"
+    status[0] = 503
+    text = kit.handle("search", {"query": "lock", "fresh": True})
+    assert secret not in text and "api_key=[redacted]&lang=en" in text
+    store.close()
+    assert _files_hold(tmp_path / "store", secret) == []
+
+
+def test_a_client_error_naming_the_searxng_url_names_it_redacted() -> None:
+    secret = "pw-91c2aa"
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError(f"cannot reach {request.url}", request=request)
+
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    client = httpx.Client(transport=httpx.MockTransport(refuse))
+    Search(kit, SearXNG(f"https://me:{secret}@searx.invalid/", client=client))
+    text = kit.handle("search", {"query": "lock"})
+    assert text.startswith("error: ConnectError: cannot reach https://me:%5Bredacted%5D@")
+    (rec,) = kit.store.records()
+    assert rec.error is not None and secret not in rec.error and secret not in text
+
+
+def test_a_brave_error_is_one_line_and_holds_no_key(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BRAVE_API_KEY", "brv-key-5e2d")
+    kit = ad.Toolkit(ad.open_store("memory://"))
+
+    def unauthorized(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(401, text="no")
+
+    client = httpx.Client(transport=httpx.MockTransport(unauthorized))
+    Search(kit, BraveSearch(kit.secrets, client=client))
+    text = kit.handle("search", {"query": "lock"})
+    assert text == (
+        "error: HTTPStatusError: brave: 'https://api.search.brave.com/res/v1/web/search"
+        "?q=lock&count=10' answered 401 Unauthorized"
+    )
+    (rec,) = kit.store.records()
+    assert rec.error is not None and "brv-key-5e2d" not in rec.error
+
+
+@pytest.mark.parametrize("url", ["not a url", "file:///etc", "ftp://searx.example/"])
+def test_a_searxng_url_that_is_not_http_is_refused_when_made(url: str) -> None:
+    with pytest.raises(ad.ArgumentError, match="only http and https URLs"):
+        SearXNG(url)
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"x", "not an index (not an SQLite database)"),
+        (b"# my notes\n" * 300, "not an index (not an SQLite database)"),
+        (b"", "an empty file, not an index"),
+        (None, "an SQLite database, but not an index"),
+    ],
+    ids=["tiny", "text", "empty", "another-database"],
+)
+def test_a_local_index_refuses_a_file_that_is_not_one_and_leaves_it(
+    tmp_path: Path, data: bytes | None, said: str
+) -> None:
+    file = tmp_path / "index"
+    if data is None:
+        with sqlite3.connect(file) as db:
+            db.execute("CREATE TABLE notes (body TEXT)")
+        db.close()
+        data = file.read_bytes()
+    else:
+        file.write_bytes(data)
+    with pytest.raises(ad.ArgumentError, match=re.escape(said)) as refused:
+        LocalIndex(file)
+    assert "\n" not in str(refused.value)
+    assert file.read_bytes() == data
+
+
+def test_a_local_index_file_is_made_where_none_is_and_opened_again(tmp_path: Path) -> None:
+    file = tmp_path / "index.sqlite"
+    LocalIndex(file).add("https://x/1", "Locks", "a lock is thread-safe")
+    assert [h.url for h in LocalIndex(file).search("lock", 5)] == ["https://x/1"]
+    with pytest.raises(ad.ArgumentError, match="is not a file"):
+        LocalIndex(tmp_path)
 
 
 def test_a_recent_identical_query_is_served_from_the_store(

@@ -65,19 +65,26 @@ def run_serve(store: Store, args: argparse.Namespace, out: Any) -> int:
     try:
         config = load_config(args.config).serve
         updates: dict[str, Any] = {}
+        # How each value an adapter checks at start was given, for its error to name.
+        where = f"config {args.config}: serve." if args.config else "serve."
+        fields = ("files.root", "shell.cwd", "memory.root", "search.index", "search.searxng")
+        given = {field: where + field for field in fields}
         if args.root:
             updates["files"] = config.files.model_copy(update={"root": args.root})
             updates["shell"] = config.shell.model_copy(update={"cwd": args.root})
+            given |= {"files.root": "--root", "shell.cwd": "--root"}
         if args.memory_dir:
             updates["memory"] = config.memory.model_copy(update={"root": args.memory_dir})
+            given["memory.root"] = "--memory-dir"
         if args.index or args.searxng:
             search = {"index": args.index, "searxng": args.searxng}
             updates["search"] = config.search.model_copy(update=search)
+            given |= {"search.index": "--index", "search.searxng": "--searxng"}
         config = config.model_copy(update=updates)
         from .server import add_adapters, build_server, serve_http, serve_stdio
 
         kit = Toolkit(store)
-        add_adapters(kit, [*config.adapters, *args.adapters], config)
+        add_adapters(kit, [*config.adapters, *args.adapters], config, given)
     except ConfigError as exc:
         return _usage(str(exc))
     server = build_server(kit)

@@ -31,7 +31,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from .._errors import ConfigError
 from .._models import Determinism
@@ -54,14 +61,27 @@ class ToolRule(_Strict):
 
     @field_validator("key")
     @classmethod
-    def _template(cls, value: str | None) -> str | None:
+    def _template(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Only plain fields, as {path}: a format spec or a conversion ({path:d},
+        {path!r}) would fail, or change the key, on the values a call gives."""
         if value is not None:
+            match = info.data.get("match")  # absent when it was refused itself
+            rule = f"the rule for {match!r}" if match else "the rule"
+            rule = f"{rule}: key template {value!r}"
             try:
-                fields = [f for _, f, _, _ in string.Formatter().parse(value) if f is not None]
+                fields = [
+                    (name, spec, conversion)
+                    for _, name, spec, conversion in string.Formatter().parse(value)
+                    if name is not None
+                ]
             except ValueError as exc:
-                raise ValueError(f"key template {value!r} is malformed: {exc}") from None
-            if any(not f.isidentifier() for f in fields):
-                raise ValueError(f"key template {value!r}: name arguments only, as {{path}}")
+                raise ValueError(f"{rule} is malformed: {exc}") from None
+            if any(
+                not name.isidentifier() or spec or conversion for name, spec, conversion in fields
+            ):
+                raise ValueError(
+                    f"{rule}: name arguments only, as {{path}}, with no format spec or conversion"
+                )
         return value
 
     def key_of(self, arguments: Mapping[str, Any]) -> str | None:
@@ -99,7 +119,7 @@ class ShellConfig(_Strict):
 
 
 class FetchConfig(_Strict):
-    timeout: float = Field(default=30.0, gt=0)
+    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     max_bytes: int = Field(default=5_000_000, gt=0)
 
 

@@ -9,11 +9,11 @@ thread; nothing synchronous that needs the loop is ever run inside it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._errors import AddressableError, ConfigError
+from .._errors import AddressableError, ArgumentError, ConfigError
 from .._failed import failed, shown_record
 from .._models import Record
 from .._replaytool import NAME as REPLAY
@@ -29,8 +29,23 @@ INSTRUCTIONS = (
 )
 
 
-def add_adapters(kit: Toolkit, names: Sequence[str], config: ServeConfig) -> list[Any]:
-    """Create the adapters named (each once, in the order given) on `kit`."""
+def add_adapters(
+    kit: Toolkit,
+    names: Sequence[str],
+    config: ServeConfig,
+    given: Mapping[str, str] | None = None,
+) -> list[Any]:
+    """Create the adapters named (each once, in the order given) on `kit`.
+
+    A value an adapter cannot work with (a folder that is not there, a file that is not
+    an index, a URL that is not http(s)) is a `ConfigError` before anything is served,
+    one line naming the value as `given` says it was given (an option, a config file's
+    field: "files.root" -> "--root"), else as ``serve.FIELD``."""
+
+    def refused(field: str, problem: str) -> ConfigError:
+        where = (given or {}).get(field, f"serve.{field}")
+        return ConfigError(f"{where}: {problem}")
+
     # Imported by name, as the CLI does: the library below the CLI never imports them.
     adapters: Any = importlib.import_module("addressable.adapters")
     Fetch, Files, Memory, Search, Shell = (
@@ -45,21 +60,23 @@ def add_adapters(kit: Toolkit, names: Sequence[str], config: ServeConfig) -> lis
         if name == "fetch":
             made.append(Fetch(kit, timeout=config.fetch.timeout, max_bytes=config.fetch.max_bytes))
         elif name == "files":
+            if (problem := _not_a_folder(config.files.root)) is not None:
+                raise refused("files.root", problem)
             made.append(Files(kit, config.files.root, writable=config.files.writable))
         elif name == "memory":
-            made.append(Memory(kit, config.memory.root))
+            root = config.memory.root
+            if Path(root).exists() and (problem := _not_a_folder(root)) is not None:
+                raise refused("memory.root", problem)  # a folder not there yet is made
+            try:
+                made.append(Memory(kit, root))
+            except OSError as exc:
+                raise refused("memory.root", f"cannot make {root}: {exc.strerror}") from None
         elif name == "search":
-            search = config.search
-            if search.index and search.searxng:
-                raise ConfigError("search: give an index or a SearXNG URL, not both")
-            if search.searxng:
-                made.append(Search(kit, adapters.SearXNG(search.searxng)))
-            else:
-                if search.index and not Path(search.index).is_file():
-                    raise ConfigError(f"search: no index file at {search.index}")
-                made.append(Search(kit, adapters.LocalIndex(search.index or ":memory:")))
+            made.append(Search(kit, _backend(adapters, config, refused)))
         elif name == "shell":
             shell = config.shell
+            if (problem := _not_a_folder(shell.cwd)) is not None:
+                raise refused("shell.cwd", problem)
             options: dict[str, Any] = {"pure": shell.pure, "writes": shell.writes}
             if shell.env_allow is not None:
                 options["env_allow"] = shell.env_allow
@@ -79,6 +96,36 @@ def add_adapters(kit: Toolkit, names: Sequence[str], config: ServeConfig) -> lis
                 f"unknown adapter {name!r}: use fetch, search, shell, files or memory"
             )
     return made
+
+
+def _backend(adapters: Any, config: ServeConfig, refused: Callable[[str, str], ConfigError]) -> Any:
+    """The search backend the config names: a SearXNG instance, an index file, or an
+    empty index in memory."""
+    search = config.search
+    if search.index and search.searxng:
+        raise ConfigError("search: give an index or a SearXNG URL, not both")
+    if search.searxng:
+        try:
+            return adapters.SearXNG(search.searxng)
+        except ArgumentError as exc:  # its message shows the URL redacted
+            raise refused("search.searxng", str(exc)) from None
+    if not search.index:
+        return adapters.LocalIndex(":memory:")
+    if not Path(search.index).is_file():
+        raise refused("search.index", f"no index file at {search.index}")
+    try:
+        return adapters.LocalIndex(search.index)
+    except ArgumentError as exc:  # not an index: refused, and the file left as it is
+        raise refused("search.index", str(exc).removeprefix("LocalIndex: ")) from None
+
+
+def _not_a_folder(path: str) -> str | None:
+    """Why `path` is not a folder an adapter can work in; None when it is."""
+    if Path(path).is_dir():
+        return None
+    if Path(path).exists():
+        return f"{path} is not a folder"
+    return f"no folder at {path}"
 
 
 def build_server(kit: Toolkit, name: str = "addressable") -> Server[Any]:

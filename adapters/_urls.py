@@ -18,6 +18,7 @@ from addressable._urlcredentials import (
 from addressable._urlcredentials import REDACTED as REDACTED
 from addressable._urlcredentials import is_credential_name as is_credential_name
 from addressable._urlcredentials import redact_url as redact_url
+from addressable._urlcredentials import redact_urls as redact_urls
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_LABEL = 63  # characters of one label of a host name (RFC 1035)

@@ -37,12 +37,11 @@ from ._http import (
     SyncClient,
     check_deadline,
 )
-from ._urls import check_url, redact_url, shown_url
+from ._urls import check_url, redact_urls, shown_url
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 MAX_ANSWER = 5 * 1024 * 1024  # bytes of a backend's answer read, at most
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]+")
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 
 
 class _Remote:
@@ -237,7 +236,7 @@ def _redacted() -> Iterator[None]:
         yield
     except HTTP_ERRORS as exc:
         text = str(exc)
-        clean = _URL_IN_TEXT.sub(lambda m: redact_url(m[0]), text)
+        clean = redact_urls(text)
         if clean != text:
             exc.args = (clean,)
         raise

@@ -5,11 +5,10 @@ has an age, and an action that depends on a stale one waits until it is re-read.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
@@ -18,7 +17,7 @@ from ._evict import evict
 from ._models import Determinism, Outcome, Record, Result, aware
 from ._reports import Report
 from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
-from ._urlcredentials import redact_url
+from ._urlcredentials import redact_urls
 from .ids import content_hash
 
 if TYPE_CHECKING:
@@ -209,27 +208,14 @@ def _pin_cited(kit: Continuity, record_id: str, now: datetime) -> None:
 
 
 # -- credentials in URLs --------------------------------------------------------------------
-# A model writes the document, and may cite a URL with a password or a token in it. The
-# A URL anywhere in a document's text; the credentials in it are redacted by the rules
-# the adapters keep URLs by (`_urlcredentials`).
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"'`]+")
 
 
 def _without_url_credentials(document: StateDocument) -> StateDocument:
-    """`document` with the credentials in every URL it holds, in any field, redacted."""
+    """`document` with the credentials in every URL it holds, in any field, redacted (a
+    model writes the document, and may cite a URL with a password or a token in it)."""
     dumped = document.model_dump(mode="json")
-    redacted = _redact_strings(dumped)
+    redacted = redact_urls(dumped)
     return document if redacted == dumped else StateDocument.model_validate(redacted)
-
-
-def _redact_strings(value: Any) -> Any:
-    if isinstance(value, str):
-        return _URL.sub(lambda m: redact_url(m[0]), value) if "://" in value else value
-    if isinstance(value, dict):
-        return {k: _redact_strings(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_strings(v) for v in value]
-    return value
 
 
 def recover(kit: Continuity, session: str | None = None) -> Recovery:

@@ -5,6 +5,7 @@ URLs through `redact_url`; the state document refuses a URL that holds one."""
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import unquote, unquote_plus
 
 from ._secrets import is_secret_ref
@@ -91,6 +92,25 @@ def redact_url(url: str) -> str:
     query = _redact_pairs(query, "&;")
     fragment = _redact_pairs(fragment, "&;?")
     return f"{rest}{path}{mark}{query}{hashmark}{fragment}"
+
+
+# A URL anywhere in a text: a scheme, "://", and what follows up to a space or a quote.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"'`]+")
+
+
+def redact_urls(value: Any) -> Any:
+    """`value` (a text, or JSON data at any depth: a call's arguments, a document) with
+    every URL in its strings passed through `redact_url`; the same object when nothing
+    needed redacting in a string."""
+    if isinstance(value, str):
+        if "://" not in value:
+            return value
+        return _URL_IN_TEXT.sub(lambda m: redact_url(m[0]), value)
+    if isinstance(value, dict):
+        return {k: redact_urls(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_urls(v) for v in value]
+    return value
 
 
 def _redact_userinfo(authority: str) -> str:

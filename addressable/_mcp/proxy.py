@@ -8,11 +8,18 @@ there; the store is written from a worker thread. A result is stored whole: the
 exactly. An error the upstream reports (`isError`), a call that outlives the timeout,
 and an upstream that exits mid-call are recorded as errors and reach the client as
 errors: the proxy never makes up a result. A side effect whose call ended in any of
-those is recorded with outcome `unknown`: it may or may not have happened.
+those, or was cancelled, is recorded with outcome `unknown`: it may or may not have
+happened.
+
+Nothing is sent upstream for a tool the upstream does not list, nor for arguments that
+cannot be recorded (NaN, say); either is a one-line error result, and nothing is stored.
+The arguments are recorded with the credentials written in their URLs redacted, by the
+rules the adapters keep URLs by; the upstream gets them as the model gave them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -32,6 +39,8 @@ from .._replaytool import SCHEMA as REPLAY_SCHEMA
 from .._replaytool import ReplayTool, select
 from .._stores import Store
 from .._toolkit import RecordOptions, Toolkit
+from .._urlcredentials import redact_urls
+from ..ids import canonical_args, quoted
 from . import results
 from ._sdk import (
     Client,
@@ -47,10 +56,16 @@ from .config import McpConfig
 MEDIA_TYPE = "application/json"
 MAX_TOOL_PAGES = 1000  # pages of an upstream's list of tools read, at most
 KIND = "CallToolResult"  # meta.mcp of a record whose payload is a whole CallToolResult
+# A URL in a string, as the state document finds one (`_continuity`).
 
 
 class UpstreamGone(ConnectionError):
     """The upstream server's connection closed (it exited or crashed)."""
+
+
+class CallCancelled(Exception):
+    """A call stopped before the upstream answered: the client cancelled it, or the
+    proxy was shutting down."""
 
 
 class Proxy:
@@ -93,10 +108,20 @@ class Proxy:
             return await self.replay(arguments)
         if self.gone is not None:
             raise MCPError(code=types.INTERNAL_ERROR, message=f"{self.gone}; nothing was sent")
-        tool = self.tools.get(name)
-        determinism, _ = self.config.determinism_of(name, tool.annotations if tool else None)
+        tool, unknown = await self._tool(name)
+        if tool is None:
+            return _refused(unknown)
+        recorded = redact_urls(arguments)
+        try:
+            canonical_args(recorded)  # what the record holds: checked before the call
+        except ArgumentError as exc:
+            # The message names where the fault is: a key there may be megabytes long.
+            said = _one_line(exc)
+            said = said if len(said) <= 300 else f"{said[:300]}…"
+            return _refused(f"ArgumentError: {quoted(name)}: {said}; nothing was sent")
+        determinism, _ = self.config.determinism_of(name, tool.annotations)
         rule = self.config.rule_for(name)
-        key = rule.key_of(arguments) if rule else None
+        key = rule.key_of(recorded) if rule else None
         action = determinism is Determinism.SIDE_EFFECT
         try:
             result = await self.client.session.call_tool(
@@ -104,13 +129,24 @@ class Proxy:
             )
         except Exception as exc:
             failure = self._failure(name, exc)
-            record = await self._record_failure(name, arguments, failure, determinism, key)
+            record = await self._record_failure(name, recorded, failure, determinism, key)
             code = exc.code if isinstance(exc, MCPError) else types.INTERNAL_ERROR
             if isinstance(failure, DeadlineExceeded | UpstreamGone):
                 code = types.INTERNAL_ERROR
             outcome = ", outcome unknown" if action else ""
             message = f"{_one_line(failure)} (recorded as {record.id}{outcome})"
             raise MCPError(code=code, message=message) from exc
+        except BaseException:
+            # Cancelled (the client's notifications/cancelled, or the proxy stopping):
+            # a side effect may have begun upstream, so it is recorded, shielded from
+            # the cancellation, and a failure to record it does not stop the cancel.
+            if action:
+                stopped = CallCancelled(
+                    f"the call to {name!r} was cancelled before the upstream server answered"
+                )
+                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                    await self._record_failure(name, recorded, stopped, determinism, key)
+            raise
         payload = result.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
         options: RecordOptions = {"key": key, "media_type": MEDIA_TYPE, "meta": {"mcp": KIND}}
         if result.is_error:
@@ -120,10 +156,28 @@ class Proxy:
             options["outcome"] = Outcome.UNKNOWN if result.is_error else Outcome.COMPLETED
         stored = await anyio.to_thread.run_sync(
             functools.partial(
-                self.kit.record, name, arguments, payload, determinism=determinism, **options
+                self.kit.record, name, recorded, payload, determinism=determinism, **options
             )
         )
         return _linked(result, stored.record)
+
+    async def _tool(self, name: str) -> tuple[types.Tool | None, str]:
+        """The upstream's tool `name`, or None and why not. An upstream may add tools
+        after it listed them: a name not known yet has the list read again, once."""
+        if name in self.tools:
+            return self.tools[name], ""
+        why = ""
+        try:
+            await self.list_tools()
+        except Exception as exc:  # the call is refused all the same: it names a tool not seen
+            why = f" (its list of tools could not be read again: {_one_line(exc)[:200]})"
+        if name in self.tools:
+            return self.tools[name], ""
+        known = ", ".join(sorted({*self.tools, REPLAY}))
+        return None, (
+            f"the upstream server has no tool named {quoted(name)}{why}; "
+            f"the tools are: {known}; nothing was sent"
+        )
 
     async def replay(self, arguments: dict[str, Any]) -> types.CallToolResult:
         """A stored upstream result as it came, when asked whole; any other record, a
@@ -142,7 +196,13 @@ class Proxy:
             except AddressableError:
                 result = None  # gone since, or damaged: replay_result's text says which
             if result is not None:
-                original = types.CallToolResult.model_validate_json(result.payload)
+                try:
+                    original = types.CallToolResult.model_validate_json(result.payload)
+                except ValueError:  # pydantic's ValidationError: a record made elsewhere
+                    return _refused(
+                        f"record {record.id} says it holds an upstream server's {KIND}, "
+                        "but its payload is not one"
+                    )
                 if whole:
                     return _linked(original, record)
                 return await self._selected(original, record, arguments)
@@ -269,6 +329,14 @@ async def _main(store: Store, config: McpConfig, command: list[str]) -> None:
         server = proxy.server()
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
+
+
+def _refused(text: str) -> types.CallToolResult:
+    """An error result of one line: a call refused before anything was sent, or a
+    stored result that cannot be given back."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"error: {_one_line(text)}")], is_error=True
+    )
 
 
 def _linked(result: types.CallToolResult, record: Record) -> types.CallToolResult:

@@ -12,27 +12,27 @@ A bundle is JSON lines, each line canonical JSON:
 
 Nothing in it depends on when or where it was written, so exporting, importing into an
 empty store and exporting again gives the same bytes. The end line makes a truncated
-bundle detectable; import checks the whole file before it writes anything.
+bundle detectable; import checks the whole file before it writes anything. A line is at
+most `MAX_LINE` bytes: import reads one line at a time, so that bounds what it holds.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
-import json
 import re
-from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from ._bundlelines import blob_of, kind_of, line_of, lines, words
 from ._errors import BundleError, NotFound
 from ._models import Observation, Record
 from ._stores import Store
 from ._stores._base import USER_PIN, Pin
 from ._stores._codec import one_line
-from .ids import ID_LENGTH, canonical_json, content_hash
+from .ids import ID_LENGTH, content_hash
 
 FORMAT = "addressable-bundle"
 VERSION = 1
@@ -53,7 +53,7 @@ def export_bundle(store: Store, out: IO[bytes]) -> BundleSummary:
     """Write every record and payload of `store` to `out`; damaged payloads raise
     `IntegrityError` rather than be exported."""
     records = sorted(store.records(), key=lambda r: r.id)
-    out.write(_line({"format": FORMAT, "version": VERSION}))
+    out.write(line_of({"format": FORMAT, "version": VERSION}))
     for record in records:
         pin = store.pin_info(record.id)  # as held, ended or not: nothing depends on when
         line: dict[str, Any] = {
@@ -63,12 +63,12 @@ def export_bundle(store: Store, out: IO[bytes]) -> BundleSummary:
         }
         if pin is not None:
             line["pin"] = pin.model_dump(mode="json")
-        out.write(_line(line))
+        out.write(line_of(line))
     by_hash = {r.content_hash: r for r in records}
     for digest in sorted(by_hash):
         data = store.read(by_hash[digest])
-        out.write(_line({"blob": digest, "data": base64.b64encode(data).decode("ascii")}))
-    out.write(_line({"end": True, "records": len(records), "blobs": len(by_hash)}))
+        out.write(line_of({"blob": digest, "data": base64.b64encode(data).decode("ascii")}))
+    out.write(line_of({"end": True, "records": len(records), "blobs": len(by_hash)}))
     return BundleSummary(records=len(records), blobs=len(by_hash))
 
 
@@ -77,13 +77,15 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
 
     The file is read twice: once to check all of it, then to write. Nothing in it is
     taken on trust; the whole bundle is refused with a `BundleError` naming the line,
-    and nothing written, when any line is malformed, nests too deeply, or gives a time
-    without a time zone; when a record's id is not 16 lowercase hex characters, is
-    given twice, or (for results) does not follow from the record's tool, args, key
-    and content hash; when a payload does not hash to its name or a record's `size` is
-    not its payload's length; or when the store already holds the id for another call.
-    An Action's id joins a random nonce that is not recorded, so for actions only its
-    form and uniqueness, its payload and its size can be checked.
+    and nothing written, when any line is malformed, longer than `MAX_LINE` bytes,
+    nests too deeply, or gives a time without a time zone or one that is no time in UTC
+    (past the year 9999 or before the year 1 there); when a record's id is not 16
+    lowercase hex characters, is given twice, or does not follow from the record's
+    tool, args, key and content hash (and an Action's nonce); when a payload is given
+    twice, does not hash to its name, or a record's `size` is not its payload's length;
+    when the store already holds the id for another call; or when a record's meta names
+    an Action the store holds and the bundle does not bring (a verification of it would
+    settle its outcome: a bundle settles only the actions it brings).
 
     Records the store already has keep theirs and gain only the sightings they lack:
     importing the same bundle twice adds nothing. A record's token count (0 or more) is
@@ -93,9 +95,13 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     them.
     """
     path = Path(path)
-    entries, hashes = _check(store, path)
+    entries, blobs = _check(store, path)
     imported = skipped = 0
-    for digest, data in _blobs(path):
+    for number, item in lines(path, only=blobs):
+        digest, data = blob_of(path, number, item)
+        if digest != blobs[number] or content_hash(data) != digest:
+            # Not the bytes checked: the file was changed between the two readings.
+            raise BundleError(f"{path}:{number}: the bundle changed while it was imported")
         for entry in entries.get(digest, []):
             record = entry.record
             if _held(store, record.id) is None and store.put(_uncounted(record), data):
@@ -113,7 +119,7 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
                     known.add((sighting.at, sighting.session))
             if entry.pin is not None:
                 _restore(store, record.id, entry.pin)
-    return BundleSummary(records=imported, blobs=len(hashes), skipped=skipped)
+    return BundleSummary(records=imported, blobs=len(blobs), skipped=skipped)
 
 
 class _Entry(NamedTuple):
@@ -123,21 +129,25 @@ class _Entry(NamedTuple):
     pin: Pin | None
 
 
-def _check(store: Store, path: Path) -> tuple[dict[str, list[_Entry]], dict[str, int]]:
-    """Every entry by content hash, and every payload's size by hash; or `BundleError`."""
+def _check(store: Store, path: Path) -> tuple[dict[str, list[_Entry]], dict[int, str]]:
+    """Every entry by content hash, and the hash of every blob line by its line number;
+    or `BundleError`."""
     entries: dict[str, list[_Entry]] = {}
     sizes: dict[str, int] = {}
     lines_of: dict[str, int] = {}  # record id -> the line that gave it
+    blobs: dict[int, str] = {}  # blob line -> the hash it gives
+    blob_lines: dict[str, int] = {}  # hash -> the blob line that gave it
     ended = False
     count = 0
-    for number, item in _lines(path):
+    for number, item in lines(path):
         where = f"{path}:{number}"
+        kind = kind_of(item)
         if ended:
             raise BundleError(f"{where}: content after the end line")
         if number == 1:
             if item.get("format") != FORMAT or item.get("version") != VERSION:
                 raise BundleError(f"{path} is not an addressable bundle of version {VERSION}")
-        elif "record" in item:
+        elif kind == "record":
             entry = _entry(store, where, number, item)
             first = lines_of.setdefault(entry.record.id, number)
             if first != number:
@@ -146,12 +156,17 @@ def _check(store: Store, path: Path) -> tuple[dict[str, list[_Entry]], dict[str,
                 )
             entries.setdefault(entry.record.content_hash, []).append(entry)
             count += 1
-        elif "blob" in item:
-            digest, data = _blob(path, number, item)
+        elif kind == "blob":
+            digest, data = blob_of(path, number, item)
             if content_hash(data) != digest:
                 raise BundleError(f"{where}: blob {digest[:16]} does not match its hash")
-            sizes[digest] = len(data)
-        elif item.get("end") is True:
+            first = blob_lines.setdefault(digest, number)
+            if first != number:
+                raise BundleError(
+                    f"{where}: duplicate blob {digest[:16]}, already given on line {first}"
+                )
+            sizes[digest], blobs[number] = len(data), digest
+        elif kind == "end":
             if item.get("records") != count or item.get("blobs") != len(sizes):
                 raise BundleError(f"{where}: the end line's counts do not match the file")
             ended = True
@@ -169,7 +184,32 @@ def _check(store: Store, path: Path) -> tuple[dict[str, list[_Entry]], dict[str,
                     f"{where}: record {record.id} gives size {record.size}, but its payload "
                     f"is {sizes[digest]} bytes"
                 )
-    return entries, sizes
+    _settles_only_its_own(store, path, entries, lines_of)
+    return entries, blobs
+
+
+def _settles_only_its_own(
+    store: Store, path: Path, entries: dict[str, list[_Entry]], lines_of: dict[str, int]
+) -> None:
+    """`BundleError` for the first record whose meta names an Action the store holds and
+    the bundle does not bring. Record ids cover neither meta nor outcome, so a read that
+    says it verifies such an action (`Report.VERIFIES`) would settle its outcome with
+    whatever the bundle's author wrote: say `not_applied` of a payment that went through.
+    The store finds a verification by the ids its meta's values name (`refers_to`), so
+    every one of them is checked, not `verifies` alone. An action in neither the bundle
+    nor the store is settled by nothing here: it is let be."""
+    for entry in sorted((e for group in entries.values() for e in group), key=lambda e: e.number):
+        record = entry.record
+        for name, value in record.meta.items():
+            if not isinstance(value, str) or value in lines_of or not _ID.fullmatch(value):
+                continue
+            held = _held(store, value)
+            if held is not None and held.is_action:
+                raise BundleError(
+                    f"{path}:{entry.number}: record {record.id} names the action {value} "
+                    f"(meta {words(repr(name))}), which this store holds and the bundle "
+                    "does not bring: a bundle settles only the actions it brings"
+                )
 
 
 def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entry:
@@ -181,11 +221,11 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
     except ValidationError as exc:
         raise BundleError(f"{where}: malformed record: {one_line(exc)}") from exc
     except (KeyError, TypeError) as exc:
-        raise BundleError(f"{where}: malformed record: {_words(exc)}") from exc
+        raise BundleError(f"{where}: malformed record: {words(exc)}") from exc
     except (ValueError, RecursionError) as exc:
         raise BundleError(
             f"{where}: the record cannot be stored (nested too deeply, or text that is not "
-            f"Unicode): {_words(exc)}"
+            f"Unicode): {words(exc)}"
         ) from exc
     pin = _pin(where, item)
     for name, when in [
@@ -197,6 +237,11 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
             raise BundleError(
                 f"{where}: {name} {when.isoformat()} has no time zone; bundle times must be "
                 "timezone-aware (for example 2026-03-11T09:00:00+00:00)"
+            )
+        if not _in_utc(when):
+            raise BundleError(
+                f"{where}: {name} {when.isoformat()} is no time in UTC (it falls past the "
+                "year 9999 or before the year 1 there)"
             )
     if not _ID.fullmatch(record.id):
         raise BundleError(
@@ -216,7 +261,7 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
         derived = record.derived_id()
     except (ValueError, RecursionError) as exc:  # ArgumentError is a ValueError
         raise BundleError(
-            f"{where}: the args of {record.id} are not canonical JSON: {_words(exc)}"
+            f"{where}: the args of {record.id} are not canonical JSON: {words(exc)}"
         ) from exc
     if derived != record.id:
         raise BundleError(
@@ -232,6 +277,16 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
     return _Entry(number, record, observations, pin)
 
 
+def _in_utc(when: datetime) -> bool:
+    """Whether an aware time is also a time in UTC: 9999-12-31T23:00:00-14:00 is not (it
+    is in the year 10000 there), and what shows times in UTC could not show it."""
+    try:
+        when.astimezone(UTC)
+    except OverflowError:
+        return False
+    return True
+
+
 def _pin(where: str, item: dict[str, Any]) -> Pin | None:
     """The pin a record line gives: its "pin", or a user pin for a bare "pinned": true
     (as bundles wrote before pins had reasons); None when it is not pinned. A pin the
@@ -239,7 +294,7 @@ def _pin(where: str, item: dict[str, Any]) -> Pin | None:
     pinned = item.get("pinned", False)
     if not isinstance(pinned, bool):
         raise BundleError(
-            f"{where}: malformed record: pinned is {_words(repr(pinned))}, not true or false"
+            f"{where}: malformed record: pinned is {words(repr(pinned))}, not true or false"
         )
     given = item.get("pin")
     if given is None:
@@ -251,7 +306,7 @@ def _pin(where: str, item: dict[str, Any]) -> Pin | None:
     if not pinned:
         problem = "it gives a pin, but pinned is false"
     elif not pin.reason.isidentifier():
-        problem = f"its reason must be a word, not {_words(repr(pin.reason))}"
+        problem = f"its reason must be a word, not {words(repr(pin.reason))}"
     elif pin.reason == USER_PIN and (pin.sessions or pin.until is not None):
         problem = "a user pin lasts until unpinned: it has no sessions or until"
     elif not all(pin.sessions):
@@ -295,41 +350,3 @@ def _held(store: Store, record_id: str) -> Record | None:
 def _call(record: Record) -> tuple[object, ...]:
     """What makes two records the same call with the same result."""
     return (record.tool, record.args, record.key, record.content_hash, record.determinism)
-
-
-def _words(exc: object) -> str:
-    return " ".join(str(exc).split())[:300]
-
-
-def _blobs(path: Path) -> Iterator[tuple[str, bytes]]:
-    for number, item in _lines(path):
-        if "blob" in item:
-            yield _blob(path, number, item)
-
-
-def _blob(path: Path, number: int, item: dict[str, Any]) -> tuple[str, bytes]:
-    try:
-        return str(item["blob"]), base64.b64decode(item["data"], validate=True)
-    except (KeyError, TypeError, binascii.Error) as exc:
-        raise BundleError(f"{path}:{number}: malformed blob line: {exc}") from exc
-
-
-def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        with path.open("rb") as f:
-            for number, raw in enumerate(f, start=1):
-                try:
-                    item = json.loads(raw)
-                except RecursionError as exc:
-                    raise BundleError(f"{path}:{number}: nests too deeply to parse") from exc
-                except ValueError as exc:
-                    raise BundleError(f"{path}:{number}: not JSON: {_words(exc)}") from exc
-                if not isinstance(item, dict):
-                    raise BundleError(f"{path}:{number}: not a JSON object")
-                yield number, item
-    except OSError as exc:
-        raise BundleError(f"cannot read bundle {path}: {exc}") from exc
-
-
-def _line(item: dict[str, Any]) -> bytes:
-    return canonical_json(item) + b"\n"

@@ -52,6 +52,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._recorder",
         "addressable._unstorable",
         "addressable._calls",
+        "addressable._bundlelines",
         "addressable._bundle",
     ),
     # the model-facing registry: definitions, handle

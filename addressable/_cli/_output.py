@@ -117,5 +117,11 @@ def size_text(n: int) -> str:
 
 
 def time_text(moment: datetime | None) -> str:
-    """A moment in UTC to the second, or "-" for none."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if moment else "-"
+    """A moment in UTC to the second, or "-" for none; one that is no time in UTC (past
+    the year 9999 there, as a store written elsewhere may hold) as it is written."""
+    if moment is None:
+        return "-"
+    try:
+        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except OverflowError:
+        return moment.isoformat(sep=" ", timespec="seconds")

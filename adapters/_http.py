@@ -5,8 +5,9 @@ Credentials are the identity's headers and every secret value the toolkit resolv
 They go with a redirect only while the chain has stayed on the origin of the first
 request; from the first hop to another origin (scheme, host or port differ) to the end
 of the chain, every identity header is removed, and so is any header or query parameter
-holding a secret value. A redirect whose URL would still carry one (in its path, say) is
-not followed: the redirect itself is the answer.
+holding a secret value, and a client given with an `auth` of its own sends it no more.
+A redirect whose URL would still carry one (in its path, say) is not followed: the
+redirect itself is the answer.
 
 The deadline bounds the whole call, redirects and body included. A response is read in
 chunks and the deadline checked between them; each request's timeouts are cut to the
@@ -91,7 +92,9 @@ class SyncClient(Protocol):
         headers: Mapping[str, str] | None = None,
     ) -> Any: ...
 
-    def send(self, request: Any, *, stream: bool = ..., follow_redirects: bool = ...) -> Any: ...
+    def send(
+        self, request: Any, *, stream: bool = ..., auth: Any = ..., follow_redirects: bool = ...
+    ) -> Any: ...
 
 
 class AsyncClient(Protocol):
@@ -112,7 +115,7 @@ class AsyncClient(Protocol):
     ) -> Any: ...
 
     async def send(
-        self, request: Any, *, stream: bool = ..., follow_redirects: bool = ...
+        self, request: Any, *, stream: bool = ..., auth: Any = ..., follow_redirects: bool = ...
     ) -> Any: ...
 
 
@@ -174,7 +177,7 @@ class Exchange:
             while current is not None:
                 self._ready(current)
                 self._started = True
-                response = client.send(current, stream=True, follow_redirects=False)
+                response = client.send(current, stream=True, **self._auth())
                 try:
                     current = self._next(response, client.max_redirects)
                     if current is None:
@@ -204,7 +207,7 @@ class Exchange:
                 while current is not None:
                     self._ready(current)
                     self._started = True
-                    response = await client.send(current, stream=True, follow_redirects=False)
+                    response = await client.send(current, stream=True, **self._auth())
                     try:
                         current = self._next(response, client.max_redirects)
                         if current is None:
@@ -223,6 +226,14 @@ class Exchange:
             if time.monotonic() >= self.end - _EARLY:
                 raise self.exceeded() from exc
             raise
+
+    def _auth(self) -> dict[str, Any]:
+        """How the next request is sent: no redirect followed by the client, and once the
+        chain has left its first origin, without the client's own `auth` (httpx drops
+        it there when it follows a redirect itself)."""
+        if self._carrying:
+            return {"follow_redirects": False}
+        return {"follow_redirects": False, "auth": None}
 
     # -- the body --------------------------------------------------------------------
 

@@ -220,3 +220,23 @@ def test_a_redirect_to_a_host_no_lookup_takes_is_a_recorded_error(
     assert wrote.record.outcome is ad.Outcome.UNKNOWN
     assert "BadAnswer" in (wrote.record.error or "")
     assert {r.tool for r in kit.store.records()} == {"fetch", "api"}
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_given_clients_own_auth_stays_with_the_first_origin(
+    kit: ad.Toolkit, server: LocalServer, other: LocalServer, asynchronous: bool
+) -> None:
+    # httpx itself drops a client's auth when a redirect leaves the origin; the hops
+    # Fetch follows by hand must too.
+    server.routes[("GET", "/start")] = lambda r: Reply(302, b"", {"Location": "/same"})
+    server.routes[("GET", "/same")] = lambda r: Reply(302, b"", {"Location": other.url("/land")})
+    other.routes[("GET", "/land")] = ok
+    auth = ("alice", "hunter2-client-pass")
+    if asynchronous:
+        fetch = Fetch(kit, async_client=httpx.AsyncClient(auth=auth))
+        res = asyncio.run(fetch.aget(server.url("/start")))
+    else:
+        res = Fetch(kit, client=httpx.Client(auth=auth))(server.url("/start"))
+    assert res.ok and res.record.meta["final_url"] == other.url("/land")
+    assert [r.headers.get("Authorization", "")[:6] for r in server.requests] == ["Basic "] * 2
+    assert "Authorization" not in other.requests[0].headers

@@ -97,11 +97,13 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     path = Path(path)
     entries, blobs = _check(store, path)
     imported = skipped = 0
+    read_again = 0
     for number, item in lines(path, only=blobs):
         digest, data = blob_of(path, number, item)
         if digest != blobs[number] or content_hash(data) != digest:
             # Not the bytes checked: the file was changed between the two readings.
             raise BundleError(f"{path}:{number}: the bundle changed while it was imported")
+        read_again += 1
         for entry in entries.get(digest, []):
             record = entry.record
             if _held(store, record.id) is None and store.put(_uncounted(record), data):
@@ -119,6 +121,11 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
                     known.add((sighting.at, sighting.session))
             if entry.pin is not None:
                 _restore(store, record.id, entry.pin)
+    if read_again != len(blobs):  # cut short since it was checked
+        raise BundleError(
+            f"{path}: the bundle changed while it was imported: {len(blobs) - read_again} of "
+            f"its {len(blobs)} payloads were no longer there ({imported} records written)"
+        )
     return BundleSummary(records=imported, blobs=len(blobs), skipped=skipped)
 
 

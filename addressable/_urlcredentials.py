@@ -94,20 +94,21 @@ def redact_url(url: str) -> str:
     return f"{rest}{path}{mark}{query}{hashmark}{fragment}"
 
 
-# A URL anywhere in a text: a scheme, "://", and what follows up to a space or a quote.
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"'`]+")
+# A URL anywhere in a text: a scheme, "://", and what follows up to a space, a double
+# quote or a bracket. Not up to a single quote: a password may hold one unencoded, and a
+# URL quoted 'so' only keeps its closing quote in its redacted form.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"`]+")
 
 
 def redact_urls(value: Any) -> Any:
-    """`value` (a text, or JSON data at any depth: a call's arguments, a document) with
-    every URL in its strings passed through `redact_url`; the same object when nothing
-    needed redacting in a string."""
+    """`value` (a text, or JSON data at any depth: a call's arguments, a document, its
+    keys included) with every URL in its strings passed through `redact_url`."""
     if isinstance(value, str):
         if "://" not in value:
             return value
         return _URL_IN_TEXT.sub(lambda m: redact_url(m[0]), value)
     if isinstance(value, dict):
-        return {k: redact_urls(v) for k, v in value.items()}
+        return {redact_urls(k): redact_urls(v) for k, v in value.items()}
     if isinstance(value, list):
         return [redact_urls(v) for v in value]
     return value

@@ -308,6 +308,23 @@ def test_a_bundle_changed_between_its_readings_is_refused(
         assert store.read(record) in (b"page 0", b"page 1", b"page 2")
 
 
+def test_a_bundle_cut_short_between_its_readings_is_refused(
+    store: ad.Store, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = bundle(tmp_path, clock)
+    check = _bundle._check
+
+    def check_then_cut(into: ad.Store, where: Path) -> Any:
+        found = check(into, where)
+        kept = where.read_bytes().splitlines(keepends=True)
+        where.write_bytes(b"".join(kept[: len(kept) // 2]))
+        return found
+
+    monkeypatch.setattr(_bundle, "_check", check_then_cut)
+    with pytest.raises(ad.BundleError, match=r"changed while it was imported: .* no longer"):
+        ad.import_bundle(store, path)
+
+
 def test_the_json_form_of_a_blob_line_reads_alike(
     store: ad.Store, clock: FakeClock, tmp_path: Path
 ) -> None:

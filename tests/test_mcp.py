@@ -378,6 +378,24 @@ def _serve_case(tmp: Path, case: str) -> tuple[list[str], dict[str, Any], str, s
             "search.index",
             "is an empty file, not an index",
         ),
+        "memory-root-with-nul": (
+            ["memory"],
+            {"memory": {"root": str(tmp / "mem\0ory")}},
+            "memory.root",
+            "cannot hold a NUL character",
+        ),
+        "files-root-with-nul": (
+            ["files"],
+            {"files": {"root": str(tmp / "fi\0les")}},
+            "files.root",
+            "cannot hold a NUL character",
+        ),
+        "index-with-nul": (
+            ["search"],
+            {"search": {"index": str(tmp / "in\0dex")}},
+            "search.index",
+            "cannot hold a NUL character",
+        ),
     }
     return cases[case]
 
@@ -392,6 +410,9 @@ def _serve_case(tmp: Path, case: str) -> tuple[list[str], dict[str, Any], str, s
         "searxng-not-a-url",
         "index-a-text-file",
         "index-an-empty-file",
+        "memory-root-with-nul",
+        "files-root-with-nul",
+        "index-with-nul",
     ],
 )
 def test_serve_refuses_at_start_a_value_its_adapter_cannot_work_with(

@@ -12,18 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
-
-pytest.importorskip("mcp")
-
 import mcp_types as types
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 import addressable as ad
 
 from .test_mcp import UPSTREAM, _env, addressable, link_of, records, run, session, texts
 
 GROWING = Path(__file__).with_name("mcp_growing_upstream.py")
+SLOW_LIST = Path(__file__).with_name("mcp_slowlist_upstream.py")
 
 
 def test_a_cancelled_action_is_recorded_with_outcome_unknown(tmp_path: Path) -> None:
@@ -43,8 +40,9 @@ def test_a_cancelled_action_is_recorded_with_outcome_unknown(tmp_path: Path) -> 
                     await anyio.sleep(0.1)
 
     run(scenario)
-    by_tool = {r["tool"]: r for r in records(store)}
-    assert set(by_tool) == {"slow_delete", "echo"}
+    found = records(store)
+    assert sorted(r["tool"] for r in found) == ["echo", "slow_delete"]  # each once
+    by_tool = {r["tool"]: r for r in found}
     action = by_tool["slow_delete"]
     assert action["determinism"] == "side_effect"
     assert action["status"] == "error" and action["outcome"] == "unknown"
@@ -160,6 +158,38 @@ def test_the_credentials_in_a_url_argument_are_not_stored(tmp_path: Path) -> Non
     # nowhere in the record's fields (the payload is the upstream's answer, as it came)
     fields = json.dumps(record)
     assert "hunter2pw" not in fields and "SECRET" not in fields
+
+
+def test_an_upstream_error_quoting_a_credential_is_recorded_redacted(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    url = "https://bob:hunter2pw@api.example/x?access_token=tok_SECRET"
+
+    async def scenario() -> None:
+        async with session(store, "proxy", "--", sys.executable, str(UPSTREAM)) as client:
+            await client.list_tools()
+            failed = await client.call_tool("fails", {"reason": url})
+            assert failed.is_error and url in texts(failed)[0]  # the client sees it as said
+
+    run(scenario)
+    (record,) = records(store)
+    assert record["status"] == "error" and "access_token=[redacted]" in record["error"]
+    fields = json.dumps(record)
+    assert "hunter2pw" not in fields and "tok_SECRET" not in fields
+
+
+def test_a_tool_not_listed_is_refused_within_the_timeout_when_the_list_is_slow(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        upstream = ("--", sys.executable, str(SLOW_LIST))
+        async with session(tmp_path / "store", "proxy", "--timeout", "1", *upstream) as client:
+            await client.list_tools()
+            with anyio.fail_after(15):  # the upstream's list would take 60 s
+                refused = await client.call_tool("ehco", {})
+            assert refused.is_error and "no tool named 'ehco'" in texts(refused)[0]
+
+    run(scenario)
+    assert records(tmp_path / "store") == []
 
 
 def test_a_tool_the_upstream_does_not_list_is_refused(tmp_path: Path) -> None:

@@ -400,3 +400,21 @@ def test_a_model_cannot_send_api_credentials_of_its_own_in_a_url(
     assert asyncio.run(kit.ahandle("api", arguments)).startswith("error: ScopeError: ")
     assert len(server.requests) == 1  # the user's own write only
     assert [r.id for r in kit.store.records()] == [done.id]
+
+
+def test_redact_urls_finds_every_url_in_text_and_json() -> None:
+    from addressable._urlcredentials import redact_urls
+
+    # A password may hold a quote unencoded; a URL may be a key of a mapping.
+    assert redact_urls("https://bob:it's-hunter2@host/x") == "https://bob:%5Bredacted%5D@host/x"
+    assert "hunter2" not in redact_urls("see https://h/x?token=a'hunter2 now")
+    data = {"https://bob:hunter2@host/": ["ok https://h/y?api_key=k3y", 1, None]}
+    assert redact_urls(data) == {
+        "https://bob:%5Bredacted%5D@host/": ["ok https://h/y?api_key=[redacted]", 1, None]
+    }
+    # Quoted as errors quote them: the credential goes, the text stays readable.
+    said = "Client error '404 Not Found' for url 'https://u:pw123456@h/x?page=2'"
+    assert redact_urls(said) == (
+        "Client error '404 Not Found' for url 'https://u:%5Bredacted%5D@h/x?page=2'"
+    )
+    assert redact_urls("no url here") == "no url here"

@@ -56,7 +56,6 @@ from .config import McpConfig
 MEDIA_TYPE = "application/json"
 MAX_TOOL_PAGES = 1000  # pages of an upstream's list of tools read, at most
 KIND = "CallToolResult"  # meta.mcp of a record whose payload is a whole CallToolResult
-# A URL in a string, as the state document finds one (`_continuity`).
 
 
 class UpstreamGone(ConnectionError):
@@ -66,6 +65,11 @@ class UpstreamGone(ConnectionError):
 class CallCancelled(Exception):
     """A call stopped before the upstream answered: the client cancelled it, or the
     proxy was shutting down."""
+
+
+class UpstreamError(Exception):
+    """A call's failure as recorded when its text quoted a credential in a URL (the
+    upstream's error quoting the arguments): the text with those redacted."""
 
 
 class Proxy:
@@ -85,7 +89,15 @@ class Proxy:
         cursors: set[str] = set()
         cursor: str | None = None
         while True:
-            page = await self.client.list_tools(cursor=cursor)
+            try:
+                with anyio.fail_after(self.config.timeout):  # as long as a call may take
+                    page = await self.client.list_tools(cursor=cursor)
+            except TimeoutError:
+                raise MCPError(
+                    code=types.INTERNAL_ERROR,
+                    message=f"the upstream server did not list its tools within "
+                    f"{self.config.timeout:g}s",
+                ) from None
             listed.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
@@ -151,7 +163,8 @@ class Proxy:
         options: RecordOptions = {"key": key, "media_type": MEDIA_TYPE, "meta": {"mcp": KIND}}
         if result.is_error:
             options["status"] = Status.ERROR
-            options["error"] = _first_text(result) or "the upstream tool reported an error"
+            said = _first_text(result) or "the upstream tool reported an error"
+            options["error"] = redact_urls(said)  # it may quote the arguments
         if action:
             options["outcome"] = Outcome.UNKNOWN if result.is_error else Outcome.COMPLETED
         stored = await anyio.to_thread.run_sync(
@@ -249,7 +262,14 @@ class Proxy:
             return UpstreamGone(
                 f"the upstream server closed the connection during {name!r} (it exited or crashed)"
             )
-        return exc
+        said = str(exc)
+        if redact_urls(said) == said:
+            return exc
+        # Its text quotes the arguments (an upstream's error, its validation's): recorded
+        # with the credentials in their URLs redacted, as the arguments are.
+        if isinstance(exc, MCPError):
+            return MCPError(code=exc.code, message=redact_urls(exc.error.message))
+        return UpstreamError(redact_urls(f"{type(exc).__name__}: {said}"))
 
     async def _record_failure(
         self,

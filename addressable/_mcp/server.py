@@ -65,6 +65,8 @@ def add_adapters(
             made.append(Files(kit, config.files.root, writable=config.files.writable))
         elif name == "memory":
             root = config.memory.root
+            if (problem := _not_a_path(root)) is not None:
+                raise refused("memory.root", problem)
             if Path(root).exists() and (problem := _not_a_folder(root)) is not None:
                 raise refused("memory.root", problem)  # a folder not there yet is made
             try:
@@ -111,6 +113,8 @@ def _backend(adapters: Any, config: ServeConfig, refused: Callable[[str, str], C
             raise refused("search.searxng", str(exc)) from None
     if not search.index:
         return adapters.LocalIndex(":memory:")
+    if (problem := _not_a_path(search.index)) is not None:
+        raise refused("search.index", problem)
     if not Path(search.index).is_file():
         raise refused("search.index", f"no index file at {search.index}")
     try:
@@ -119,8 +123,16 @@ def _backend(adapters: Any, config: ServeConfig, refused: Callable[[str, str], C
         raise refused("search.index", str(exc).removeprefix("LocalIndex: ")) from None
 
 
+def _not_a_path(path: str) -> str | None:
+    """Why `path` cannot name a file at all (the system refuses a NUL in one); None when
+    it can."""
+    return "a path cannot hold a NUL character" if "\0" in path else None
+
+
 def _not_a_folder(path: str) -> str | None:
     """Why `path` is not a folder an adapter can work in; None when it is."""
+    if (problem := _not_a_path(path)) is not None:
+        return problem
     if Path(path).is_dir():
         return None
     if Path(path).exists():

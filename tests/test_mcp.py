@@ -16,11 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
-
-pytest.importorskip("mcp")
-
 import mcp_types as types
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 

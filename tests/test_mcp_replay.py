@@ -7,11 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("mcp")
-
 import mcp_types as types
+import pytest
 from mcp.shared.exceptions import MCPError
 
 from .test_mcp import UPSTREAM, link_of, run, session, texts

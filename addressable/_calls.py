@@ -171,9 +171,10 @@ class Calls:
         result says whether it `changed`. Nondeterministic calls and actions are refused
         with `NotReplayable`.
         """
-        record = self._rec.get(id)
         if not verify:
-            return stored_result(record, self._rec.store.read(record), True)
+            record, payload = self._rec.fetch(id)
+            return stored_result(record, payload, True)
+        record = self._rec.get(id)
         fresh = self.rerun_of(record)(record)
         if inspect.isawaitable(fresh):
             fresh.close()  # type: ignore[attr-defined]
@@ -185,9 +186,10 @@ class Calls:
 
     async def areplay(self, id: str, *, verify: bool = False) -> Result:
         """`replay` for async tools (and for sync ones, from async code)."""
-        record = self._rec.get(id)
         if not verify:
-            return stored_result(record, self._rec.store.read(record), True)
+            record, payload = self._rec.fetch(id)
+            return stored_result(record, payload, True)
+        record = self._rec.get(id)
         fresh = self.rerun_of(record)(record)
         if inspect.isawaitable(fresh):
             fresh = await fresh

@@ -208,6 +208,14 @@ class Claim(_Frozen):
     label: str = ""  # what was asked: the query, the command
 
 
+def with_tokens(record: Record, tokens: int) -> Record:
+    """`record` with its token count, as `model_copy(update=...)` gives it, without the
+    Python around that: a record read with its count is made on every replay."""
+    values = dict(record.__dict__)
+    values["tokens"] = tokens
+    return assembled(Record, values, record.model_fields_set | {"tokens"})
+
+
 def stored_result(record: Record, payload: bytes, replayed: bool) -> Result:
     """The `Result` of a record this package made or read and its payload: built
     without validating them again when the payload is exactly `bytes`."""

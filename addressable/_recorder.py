@@ -248,6 +248,17 @@ class Recorder:
         # A full id needs no resolving: `get` itself says NotFound or Expired.
         return self.store.get(text if len(text) == ID_LENGTH else self.store.resolve(text))
 
+    def fetch(self, id: str) -> tuple[Record, bytes]:
+        """The record for an id or unique prefix, and its payload: a replay."""
+        text = check_prefix(id)
+        store = self.store
+        if len(text) != ID_LENGTH:
+            text = store.resolve(text)
+        if isinstance(store, KeyValueStore):  # one read for both, where it can
+            return store.fetch(text)
+        record = store.get(text)
+        return record, store.read(record)
+
     def ingest(
         self,
         call_id: str,

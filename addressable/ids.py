@@ -40,6 +40,7 @@ ID_LENGTH = 16  # hex characters: 64 bits
 MIN_PREFIX = 6  # shortest prefix that resolves
 QUOTED_CHARS = 40  # characters of a typed value an error message quotes, at most
 _HEX = re.compile(r"[0-9a-f]+")
+_HEX_DIGITS = "0123456789abcdef"
 _SCALARS = frozenset({str, int, bool, type(None)})  # floats are checked: NaN is not JSON
 # JSON's scalars as Python gives them: values of these exact types are kept as given.
 JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -219,6 +220,10 @@ def read_args(args: Mapping[str, Any], args_json: bytes) -> dict[str, Any]:
 
 def check_prefix(text: str) -> str:
     """Normalise an id or id prefix the user typed, or raise `BadId` saying why."""
+    # A full id as ids are written, the common case: nothing to normalise. (`strip`
+    # leaves nothing of a text made of hex digits alone; no regex, no copies.)
+    if type(text) is str and len(text) == ID_LENGTH and not text.strip(_HEX_DIGITS):
+        return text
     if not isinstance(text, str):
         raise BadId(f"a result id is a string, not {type(text).__name__}")
     candidate = text.strip().lower()

@@ -110,6 +110,10 @@ def test_action_ids_are_fresh_per_attempt() -> None:
         pytest.param("xyz123", "is not a result id", id="not-hex"),
         pytest.param("0123456789abcdef0", "too long", id="long"),
         pytest.param("ref:abcdef", "is not a result id", id="stub-text"),
+        # Sixteen characters, as long as an id, but not one.
+        pytest.param("0123456789abcdeg", "is not a result id", id="full-length-not-hex"),
+        pytest.param("01234567 9abcdef", "is not a result id", id="full-length-space"),
+        pytest.param("0123456789abcd\u00e9f", "is not a result id", id="full-length-accent"),
     ],
 )
 def test_malformed_ids_raise_bad_id(text: str, message: str) -> None:
@@ -120,5 +124,13 @@ def test_malformed_ids_raise_bad_id(text: str, message: str) -> None:
 
 def test_prefix_is_normalised() -> None:
     assert ids.check_prefix("  ABCDEF12 ") == "abcdef12"
+    assert ids.check_prefix("0123456789ABCDEF") == "0123456789abcdef"
+    assert ids.check_prefix(" 0123456789abcde") == "0123456789abcde"  # a prefix, stripped
+
+    class Typed(str):
+        pass
+
+    normalised = ids.check_prefix(Typed("0123456789abcdef"))
+    assert normalised == "0123456789abcdef" and type(normalised) is str
     with pytest.raises(ad.BadId, match="is a prefix"):
         ids.check_id("abcdef12")

@@ -6,6 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 import addressable as ad
+from addressable._models import with_tokens
 
 WHEN = datetime(2026, 3, 11, 9, 30, 15, 123456, tzinfo=UTC)
 
@@ -70,6 +71,24 @@ def test_json_round_trip_is_lossless(model: BaseModel) -> None:
     again = type(model).model_validate_json(model.model_dump_json())
     assert again == model
     assert again.model_dump_json() == model.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(RECORD, id="with-a-count"),
+        pytest.param(
+            RECORD.model_validate_json(RECORD.model_dump_json(exclude={"tokens"})), id="read"
+        ),
+    ],
+)
+def test_a_record_given_its_token_count_is_what_model_copy_gives(record: ad.Record) -> None:
+    made = with_tokens(record, 12)
+    expected = record.model_copy(update={"tokens": 12})
+    assert made == expected and made.tokens == 12
+    assert made.model_fields_set == expected.model_fields_set
+    assert list(made.__dict__) == list(expected.__dict__)  # the fields in their order
+    assert record.tokens != 12  # a new record: the one given is unchanged
 
 
 def test_records_are_immutable() -> None:

@@ -64,6 +64,24 @@ def test_ambiguous_prefix_lists_the_candidates(store: ad.Store) -> None:
     assert store.resolve("abcdef0000000002") == "abcdef0000000002"
 
 
+def test_replay_finds_a_record_as_get_and_read_do(store: ad.Store, clock: FakeClock) -> None:
+    put_two_sharing_a_prefix(store, T0)
+    kit = ad.Toolkit(store, clock=clock)
+    res = make(kit, "payload")
+    store.set_tokens(res.record.content_hash, 7)
+    record = store.get(res.id)
+    for text in (res.id, res.id.upper(), f" {res.id} ", res.id[:10]):
+        replayed = kit.replay(text)
+        assert (replayed.record, replayed.payload, replayed.replayed) == (record, b"payload", True)
+    assert record.tokens == 7 and "tokens" in record.model_fields_set
+    assert kit.replay(res.id).record.model_fields_set == record.model_fields_set
+    assert kit.replay("abcdef0000000002").payload == b"p"
+    with pytest.raises(ad.AmbiguousId):
+        kit.replay("abcdef")
+    with pytest.raises(ad.NotFound):
+        kit.replay("0123456789abcdef")
+
+
 def test_unknown_id_raises_not_found(store: ad.Store) -> None:
     with pytest.raises(ad.NotFound, match="no result with id 0123456789abcdef"):
         store.get("0123456789abcdef")

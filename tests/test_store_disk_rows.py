@@ -45,6 +45,29 @@ def test_records_and_small_payloads_live_in_one_row_each(tmp_path: Path) -> None
     assert store.verify().damaged == []
 
 
+def test_a_write_is_one_statement_in_its_own_transaction(tmp_path: Path) -> None:
+    kit = _kit(tmp_path)
+    store = kit.store
+    assert isinstance(store, ad.DiskStore)
+    con = store._backend._cache._con
+    seen: list[str] = []
+    con.set_trace_callback(seen.append)  # each statement run, and each trigger of it
+    res = kit.record("t", {"n": 1}, b"payload", determinism="deterministic", key="k")
+    cited = kit.record("t", {"n": 2}, b"more", determinism="deterministic", meta={"of": res.id})
+    con.set_trace_callback(None)
+    # No BEGIN and COMMIT around a write with nothing else to index; one that names
+    # another record adds an index entry, in a transaction with the row.
+    assert [s.split(" (")[0] for s in dict.fromkeys(seen)] == [
+        "INSERT OR IGNORE INTO addressable_records",
+        "BEGIN IMMEDIATE",
+        "INSERT OR IGNORE INTO addressable_records",
+        "INSERT OR IGNORE INTO addressable_index",
+        "COMMIT",
+    ]
+    assert [r.id for r in store.records(refers_to=res.id)] == [cited.id]
+    assert kit.replay(res.id).payload == b"payload"
+
+
 def test_a_joined_read_still_rehashes_the_payload(tmp_path: Path) -> None:
     kit = _kit(tmp_path)
     res = kit.record("t", {}, b"hello world", determinism="deterministic")

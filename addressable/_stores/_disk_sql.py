@@ -93,13 +93,15 @@ RETIRED = ("DROP TRIGGER IF EXISTS addressable_record_added",)  # both jobs in o
 ADD = "INSERT OR IGNORE INTO addressable_index (name, score, member) VALUES (?, ?, ?)"
 REMOVE = "DELETE FROM addressable_index WHERE name = ? AND score = ? AND member = ?"
 # A record, with its payload unless a copy is stored already (in a record's row, or in
-# diskcache under its address, ?9).
+# diskcache under its address, ?9). VALUES, not INSERT ... SELECT: a SELECT that reads
+# the table it inserts into is run into a temporary table first, the payload copied
+# with the row (measured: 5-7 us of a 10 KB write).
 PUT = (
     "INSERT OR IGNORE INTO addressable_records "
     "(id, at, tool, key, session, address, value, payload) "
-    "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN "
     "EXISTS (SELECT 1 FROM addressable_records WHERE address = ?6 AND payload IS NOT NULL) "
-    "OR EXISTS (SELECT 1 FROM Cache WHERE key = ?9 AND raw = 1) THEN NULL ELSE ?8 END"
+    "OR EXISTS (SELECT 1 FROM Cache WHERE key = ?9 AND raw = 1) THEN NULL ELSE ?8 END)"
 )
 PUT_ROW = (
     "INSERT OR IGNORE INTO addressable_records (id, at, tool, key, session, address, value) "

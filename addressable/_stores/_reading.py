@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import cast
 
 from .._errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound
-from .._models import Observation, Record
+from .._models import Observation, Record, with_tokens
 from ..ids import ID_LENGTH, check_prefix, content_hash
 from ._arguments import aware
 from ._backend import Backend
@@ -47,16 +47,33 @@ class Reading:
         if self._joined is not None:
             # One read for the record, its payload and its token count; the payload is
             # kept for a `read` of the same record that follows (and re-hashed there).
-            found = self._joined(RECORD + record_id)
+            found = self._joined(record_id)
             if found is not None:
                 value, payload, tokens = found
                 record = load_record(record_id, value)
                 if payload is not None:
                     self._recent = (record_id, record.content_hash, payload)
-                if tokens is None:
-                    return record
-                return record.model_copy(update={"tokens": int(tokens)})
-        # Not found at once: read by key (a backend may keep some records apart).
+                return record if tokens is None else with_tokens(record, int(tokens))
+        return self._get_apart(record_id)
+
+    def fetch(self, record_id: str) -> tuple[Record, bytes]:
+        """The record of a full id and its payload, checked as `get` and `read` check
+        them: in one read where the backend joins them (a replay)."""
+        if self._joined is not None:
+            found = self._joined(record_id)
+            if found is not None:
+                value, payload, tokens = found
+                record = load_record(record_id, value)
+                if tokens is not None:
+                    record = with_tokens(record, int(tokens))
+                if payload is None:  # kept apart (in a file of its own)
+                    return record, self.read(record)
+                return record, _checked(payload, record.content_hash, record_id)
+        record = self._get_apart(record_id)
+        return record, self.read(record)
+
+    def _get_apart(self, record_id: str) -> Record:
+        """`get` by key (a backend may keep some records apart from the joined read)."""
         raw = self._backend.get(RECORD + record_id)
         if raw is None:
             tomb = self._backend.get(TOMBSTONE + record_id)
@@ -71,9 +88,7 @@ class Reading:
 
     def _with_tokens(self, record: Record) -> Record:
         tokens = self._backend.get(tokens_key(record.content_hash))
-        if tokens is None:
-            return record
-        return record.model_copy(update={"tokens": int(tokens)})
+        return record if tokens is None else with_tokens(record, int(tokens))
 
     def resolve(self, text: str) -> str:
         prefix = check_prefix(text)
@@ -112,13 +127,7 @@ class Reading:
             raise IntegrityError(
                 f"the payload of result {record_id} (blob {digest[:16]}) is missing from the store"
             )
-        actual = content_hash(data)
-        if actual != digest:
-            raise IntegrityError(
-                f"the payload of result {record_id} is corrupt: its bytes hash to "
-                f"{actual[:16]}, not {digest[:16]}; it will not be served"
-            )
-        return data
+        return _checked(data, digest, record_id)
 
     def observations(self, record_id: str) -> list[Observation]:
         record = self.get(record_id)
@@ -242,3 +251,14 @@ class Reading:
                 damaged.append(record_id)
                 continue
             yield self._with_tokens(record)
+
+
+def _checked(data: bytes, digest: str, record_id: str) -> bytes:
+    """A record's payload, re-hashed: `IntegrityError` rather than different bytes."""
+    actual = content_hash(data)
+    if actual != digest:
+        raise IntegrityError(
+            f"the payload of result {record_id} is corrupt: its bytes hash to "
+            f"{actual[:16]}, not {digest[:16]}; it will not be served"
+        )
+    return data

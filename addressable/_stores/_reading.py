@@ -44,33 +44,37 @@ class Reading:
         return self._backend.location
 
     def get(self, record_id: str) -> Record:
-        if self._joined is not None:
-            # One read for the record, its payload and its token count; the payload is
-            # kept for a `read` of the same record that follows (and re-hashed there).
-            found = self._joined(record_id)
-            if found is not None:
-                value, payload, tokens = found
-                record = load_record(record_id, value)
-                if payload is not None:
-                    self._recent = (record_id, record.content_hash, payload)
-                return record if tokens is None else with_tokens(record, int(tokens))
-        return self._get_apart(record_id)
+        found = self._joined_read(record_id)
+        if found is None:
+            return self._get_apart(record_id)
+        record, payload = found
+        if payload is not None:  # kept for a `read` of it that follows (re-hashed there)
+            self._recent = (record_id, record.content_hash, payload)
+        return record
 
     def fetch(self, record_id: str) -> tuple[Record, bytes]:
         """The record of a full id and its payload, checked as `get` and `read` check
         them: in one read where the backend joins them (a replay)."""
-        if self._joined is not None:
-            found = self._joined(record_id)
-            if found is not None:
-                value, payload, tokens = found
-                record = load_record(record_id, value)
-                if tokens is not None:
-                    record = with_tokens(record, int(tokens))
-                if payload is None:  # kept apart (in a file of its own)
-                    return record, self.read(record)
-                return record, _checked(payload, record.content_hash, record_id)
-        record = self._get_apart(record_id)
-        return record, self.read(record)
+        found = self._joined_read(record_id)
+        if found is None:
+            record = self._get_apart(record_id)
+            return record, self.read(record)
+        record, payload = found
+        if payload is None:  # kept apart (in a file of its own)
+            return record, self.read(record)
+        return record, _checked(payload, record.content_hash, record_id)
+
+    def _joined_read(self, record_id: str) -> tuple[Record, bytes | None] | None:
+        """The record, with its token count, and its payload where kept in its row, in
+        one read; None where the backend does not join them or found no record there."""
+        if self._joined is None:
+            return None
+        found = self._joined(record_id)
+        if found is None:
+            return None
+        value, payload, tokens = found
+        record = load_record(record_id, value)
+        return (record if tokens is None else with_tokens(record, int(tokens))), payload
 
     def _get_apart(self, record_id: str) -> Record:
         """`get` by key (a backend may keep some records apart from the joined read)."""

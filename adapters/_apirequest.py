@@ -13,8 +13,9 @@ import addressable as ad
 
 from ._apiscope import WRITES, Action, Scope
 from ._base import Adapter, Identity
+from ._clients import HTTP_ERRORS, Clients
 from ._decode import BadAnswer
-from ._http import HTTP_ERRORS, Clients, Exchange
+from ._http import Exchange
 from ._urls import check_wire, has_userinfo, normalize_url, origin, redact_url, shown_url
 
 # What a call may fail with: the transport's failures, the deadline, an answer that

@@ -27,9 +27,7 @@ request carries the Cookie header its identity names and the cookies the chain i
 was given (a login that sets one and redirects); once it leaves, neither goes further,
 as no header of the identity does. None goes with a call as another identity.
 
-A client is an httpx client or an httpx2 one (the stack newer SDKs use): both have the
-same `build_request`, `send` and streamed responses, and the failures of either are
-handled alike (`HTTP_ERRORS`, `TIMEOUTS`). httpx2 is optional: without it, httpx alone.
+A client is an httpx client or an httpx2 one (`_clients`).
 """
 
 from __future__ import annotations
@@ -39,84 +37,20 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from http.cookiejar import CookieJar, DefaultCookiePolicy
-from types import ModuleType
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 
 import addressable as ad
 
+from ._clients import NOT_CONNECTED, TIMEOUTS, AsyncClient, SyncClient
 from ._decode import ACCEPTED, STEP, BadAnswer, Inflate, layers, through
-from ._transport import CALL_END, DeadlineTransport
+from ._transport import CALL_END
 from ._urls import origin, shown_url, url_problem
 
 DEFAULT_DEADLINE = 60.0  # seconds for a whole call, redirects and body included
 _EARLY = 0.05  # seconds: a timeout this close to the deadline is the deadline's
 _COOKIE = "cookie"
-
-
-def _httpx2() -> ModuleType | None:
-    try:
-        import httpx2
-    except ImportError:
-        return None
-    return httpx2
-
-
-_STACKS: tuple[ModuleType, ...] = tuple(m for m in (httpx, _httpx2()) if m is not None)
-
-
-def _errors(*names: str) -> tuple[type[Exception], ...]:
-    return tuple(getattr(stack, name) for stack in _STACKS for name in names)
-
-
-HTTP_ERRORS = _errors("HTTPError")  # every failure of a call, in either stack
-TIMEOUTS = _errors("TimeoutException")
-_NOT_CONNECTED = _errors("ConnectError", "ConnectTimeout", "PoolTimeout")
-
-
-class SyncClient(Protocol):
-    """What the adapters use of a sync client: an `httpx.Client` or an `httpx2.Client`."""
-
-    follow_redirects: bool
-    max_redirects: int
-
-    def build_request(
-        self,
-        method: str,
-        url: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, str | int] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any: ...
-
-    def send(
-        self, request: Any, *, stream: bool = ..., auth: Any = ..., follow_redirects: bool = ...
-    ) -> Any: ...
-
-
-class AsyncClient(Protocol):
-    """What the adapters use of an async client: an `httpx.AsyncClient` or an
-    `httpx2.AsyncClient`."""
-
-    follow_redirects: bool
-    max_redirects: int
-
-    def build_request(
-        self,
-        method: str,
-        url: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, str | int] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any: ...
-
-    async def send(
-        self, request: Any, *, stream: bool = ..., auth: Any = ..., follow_redirects: bool = ...
-    ) -> Any: ...
 
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # bytes of a response body; a larger one is not kept
@@ -303,7 +237,7 @@ class Exchange:
         cause = exc.__cause__ if isinstance(exc, ad.DeadlineExceeded) else exc
         if cause is None:
             return not self._started
-        return isinstance(cause, _NOT_CONNECTED)
+        return isinstance(cause, NOT_CONNECTED)
 
     def _next(self, response: Any, max_redirects: int) -> Any:
         """The request a redirect leads to, stripped of credentials if the chain has
@@ -357,52 +291,6 @@ def _without_secrets(url: Any, secrets: ad.Secrets) -> Any:
     return None if secrets.contains(str(url)) else url
 
 
-class Clients:
-    """The clients an adapter sends through: the ones it was given, else its own, made
-    when first needed with `timeout` (the sync one on the deadline transport). Given only
-    a sync client, async calls use that one too (in a thread), never one of the adapter's
-    own that would bypass its transport, proxy or mock. `close`/`aclose` close only the
-    clients made here, never the ones given."""
-
-    def __init__(
-        self, client: SyncClient | None, async_client: AsyncClient | None, timeout: float
-    ) -> None:
-        self._client = client
-        self._async_client = async_client
-        self.timeout = timeout
-        self.sync_only = client is not None and async_client is None
-        self._own: list[httpx.Client | httpx.AsyncClient] = []
-
-    def sync(self) -> SyncClient:
-        if self._client is None:
-            own = httpx.Client(
-                timeout=self.timeout, transport=DeadlineTransport(), cookies=_no_cookies()
-            )
-            self._own.append(own)
-            self._client = own
-        return self._client
-
-    def asynchronous(self) -> AsyncClient:
-        if self._async_client is None:
-            # retries: 0, httpx's default
-            own = httpx.AsyncClient(timeout=self.timeout, cookies=_no_cookies())
-            self._own.append(own)
-            self._async_client = own
-        return self._async_client
-
-    def close(self) -> None:
-        for client in self._own:
-            if isinstance(client, httpx.Client):
-                client.close()
-
-    async def aclose(self) -> None:
-        for client in self._own:
-            if isinstance(client, httpx.AsyncClient):
-                await client.aclose()
-            else:
-                client.close()
-
-
 @contextmanager
 def _answering(response: Any) -> Iterator[None]:
     """While the body of `response` is read: a `BadAnswer` names the response, whose
@@ -412,9 +300,3 @@ def _answering(response: Any) -> Iterator[None]:
     except BadAnswer as exc:
         exc.response = response
         raise
-
-
-def _no_cookies() -> CookieJar:
-    """A cookie jar that keeps none: a cookie set in answer to one call is not sent
-    with the next, which may be made as another identity (`Exchange` keeps a call's)."""
-    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))

@@ -26,17 +26,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import addressable as ad
 
+from ._clients import HTTP_ERRORS, AsyncClient, Clients, SyncClient
 from ._decode import BadAnswer
 from ._hits import Hit
-from ._http import (
-    DEFAULT_DEADLINE,
-    HTTP_ERRORS,
-    AsyncClient,
-    Clients,
-    Exchange,
-    SyncClient,
-    check_deadline,
-)
+from ._http import DEFAULT_DEADLINE, Exchange, check_deadline
 from ._urls import check_url, redact_urls, shown_url
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"

@@ -31,14 +31,8 @@ import addressable as ad
 from ._apirecord import VERIFY_TOOL, ApiRecording
 from ._apiscope import WRITES, Action, Scope
 from ._base import Identity, schema
-from ._http import (
-    DEFAULT_DEADLINE,
-    DEFAULT_MAX_BYTES,
-    AsyncClient,
-    Clients,
-    SyncClient,
-    check_deadline,
-)
+from ._clients import AsyncClient, Clients, SyncClient
+from ._http import DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, check_deadline
 from ._urls import rerun_url
 
 __all__ = ["DEFAULT_MAX_AGE", "DEFAULT_TIMEOUT", "VERIFY_TOOL", "WRITES", "Action", "Api", "Scope"]

@@ -10,20 +10,11 @@ from typing import Any
 import addressable as ad
 
 from ._base import Identity, schema
+from ._clients import HTTP_ERRORS, AsyncClient, Clients, SyncClient
 from ._decode import BadAnswer
 from ._fetchrecord import FetchRecording
 from ._html import html_to_text
-from ._http import (
-    DEFAULT_DEADLINE,
-    DEFAULT_MAX_BYTES,
-    HTTP_ERRORS,
-    AsyncClient,
-    Clients,
-    Exchange,
-    ResponseTooLarge,
-    SyncClient,
-    check_deadline,
-)
+from ._http import DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, Exchange, ResponseTooLarge, check_deadline
 from ._urls import check_url, check_wire, redact_url, rerun_url
 
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read

@@ -92,6 +92,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._apirequest",
         "adapters._apiscope",
         "adapters._base",
+        "adapters._clients",
         "adapters._command",
         "adapters._decode",
         "adapters._fetchrecord",

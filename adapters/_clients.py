@@ -1,0 +1,121 @@
+"""The HTTP clients the adapters send through: an httpx client or an httpx2 one (the
+stack newer SDKs use), given by the user or made here. Both have the same
+`build_request`, `send` and streamed responses, and the failures of either are handled
+alike (`HTTP_ERRORS`, `TIMEOUTS`). httpx2 is optional: without it, httpx alone."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from types import ModuleType
+from typing import Any, Protocol
+
+import httpx
+
+from ._transport import DeadlineTransport
+
+
+def _httpx2() -> ModuleType | None:
+    try:
+        import httpx2
+    except ImportError:
+        return None
+    return httpx2
+
+
+_STACKS: tuple[ModuleType, ...] = tuple(m for m in (httpx, _httpx2()) if m is not None)
+
+
+def _errors(*names: str) -> tuple[type[Exception], ...]:
+    return tuple(getattr(stack, name) for stack in _STACKS for name in names)
+
+
+HTTP_ERRORS = _errors("HTTPError")  # every failure of a call, in either stack
+TIMEOUTS = _errors("TimeoutException")
+NOT_CONNECTED = _errors("ConnectError", "ConnectTimeout", "PoolTimeout")
+
+
+class _Builds(Protocol):
+    """What the adapters use of either kind of client besides `send`."""
+
+    follow_redirects: bool
+    max_redirects: int
+
+    def build_request(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any: ...
+
+
+class SyncClient(_Builds, Protocol):
+    """What the adapters use of a sync client: an `httpx.Client` or an `httpx2.Client`."""
+
+    def send(
+        self, request: Any, *, stream: bool = ..., auth: Any = ..., follow_redirects: bool = ...
+    ) -> Any: ...
+
+
+class AsyncClient(_Builds, Protocol):
+    """What the adapters use of an async client: an `httpx.AsyncClient` or an
+    `httpx2.AsyncClient`."""
+
+    async def send(
+        self, request: Any, *, stream: bool = ..., auth: Any = ..., follow_redirects: bool = ...
+    ) -> Any: ...
+
+
+class Clients:
+    """The clients an adapter sends through: the ones it was given, else its own, made
+    when first needed with `timeout` (the sync one on the deadline transport). Given only
+    a sync client, async calls use that one too (in a thread), never one of the adapter's
+    own that would bypass its transport, proxy or mock. `close`/`aclose` close only the
+    clients made here, never the ones given."""
+
+    def __init__(
+        self, client: SyncClient | None, async_client: AsyncClient | None, timeout: float
+    ) -> None:
+        self._client = client
+        self._async_client = async_client
+        self.timeout = timeout
+        self.sync_only = client is not None and async_client is None
+        self._own: list[httpx.Client | httpx.AsyncClient] = []
+
+    def sync(self) -> SyncClient:
+        if self._client is None:
+            own = httpx.Client(
+                timeout=self.timeout, transport=DeadlineTransport(), cookies=_no_cookies()
+            )
+            self._own.append(own)
+            self._client = own
+        return self._client
+
+    def asynchronous(self) -> AsyncClient:
+        if self._async_client is None:
+            # retries: 0, httpx's default
+            own = httpx.AsyncClient(timeout=self.timeout, cookies=_no_cookies())
+            self._own.append(own)
+            self._async_client = own
+        return self._async_client
+
+    def close(self) -> None:
+        for client in self._own:
+            if isinstance(client, httpx.Client):
+                client.close()
+
+    async def aclose(self) -> None:
+        for client in self._own:
+            if isinstance(client, httpx.AsyncClient):
+                await client.aclose()
+            else:
+                client.close()
+
+
+def _no_cookies() -> CookieJar:
+    """A cookie jar that keeps none: a cookie set in answer to one call is not sent
+    with the next, which may be made as another identity (`Exchange` keeps a call's)."""
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))

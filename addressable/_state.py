@@ -41,7 +41,6 @@ ProblemKind = Literal[
     "malformed",
 ]  # malformed: the answer is not a document
 _ID_LIKE = re.compile(r"[0-9a-f]{6,16}")
-_URL = re.compile(r"https?://[^\s\"'<>]+", re.IGNORECASE)
 
 # How large a document may be: it is the position of the work, read by the next model
 # call in its context, not a dump of it. Generous for real work; `state_schema()` states
@@ -371,7 +370,7 @@ def _credentials(texts: list[tuple[str, Any]]) -> list[Problem]:
     for where, value in texts:
         if not isinstance(value, str) or "://" not in value:
             continue
-        if any(has_credential(url) for url in _URL.findall(value)):
+        if has_credential(value):
             out.append(
                 Problem(
                     kind="secret",

@@ -155,6 +155,7 @@ def _keeps(value: str) -> bool:
     return is_secret_ref(plain.removeprefix("[").removesuffix("]")) or plain == REDACTED
 
 
-def has_credential(url: str) -> bool:
-    """Whether `url` has a credential written in it (one `redact_url` would redact)."""
-    return redact_url(url) != url
+def has_credential(text: str) -> bool:
+    """Whether a URL in `text` has a credential written in it (one `redact_urls` would
+    redact)."""
+    return bool(redact_urls(text) != text)

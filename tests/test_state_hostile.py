@@ -131,6 +131,8 @@ LEAKY = {  # the URL, and the credential in it
     "a JSON Web Token": (f"https://api.example.com/cb?state={JWT}", JWT),
     "in the fragment": ("https://app.example.com/#access_token=tok-in-frag", "tok-in-frag"),
     "in a path parameter": ("https://shop.example.com/c;jsessionid=ABC123/view", "ABC123"),
+    "another scheme": ("postgres://app:pg-s3cret@db.internal:5432/main", "pg-s3cret"),
+    "a quote in the password": ("https://bob:it's-hunter2@api.example.com/x", "it's-hunter2"),
 }
 CLEAN = {
     "plain": "https://docs.python.org/3/library/queue.html?highlight=thread",

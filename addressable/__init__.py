@@ -46,7 +46,8 @@ from ._replaytool import handle_content
 from ._reports import Report
 from ._secrets import Secrets
 from ._spec import ToolSpec
-from ._state import (
+from ._state import StateDocument
+from ._stateparts import (
     Artifact,
     Checkpoint,
     Finding,
@@ -54,7 +55,6 @@ from ._state import (
     OpenItem,
     Problem,
     StateAction,
-    StateDocument,
     StateObservation,
     Task,
 )

@@ -16,7 +16,8 @@ from ._errors import AddressableError, ArgumentError, NotFound, NotReplayable
 from ._evict import evict
 from ._models import Determinism, Outcome, Record, Result, aware
 from ._reports import Report
-from ._state import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
+from ._state import StateDocument, outcome_in
+from ._stateparts import Artifact, StateAction, StateObservation, Task
 from ._urlcredentials import redact_urls
 from .ids import content_hash
 

@@ -10,7 +10,8 @@ from collections.abc import Iterable
 
 from ._continuity import Continuity, Recovery, Revalidation, StalePolicy
 from ._models import Outcome, Result
-from ._state import StateDocument, Task
+from ._state import StateDocument
+from ._stateparts import Task
 
 __all__ = ["ContinuityFacade"]
 

@@ -16,30 +16,30 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field
 
 from ._errors import AddressableError
 from ._models import Outcome
 from ._reports import Report
+from ._stateparts import (
+    Artifact,
+    Checkpoint,
+    DocumentPart,
+    Finding,
+    Hypothesis,
+    OpenItem,
+    Problem,
+    StateAction,
+    StateObservation,
+    Task,
+)
 from ._stores import Store
 from ._tokens import count_tokens
 from ._urlcredentials import has_credential
 from .ids import ID_LENGTH, lone_surrogate
 
-ProblemKind = Literal[
-    "missing_item",
-    "duplicate_item",
-    "unknown_item",
-    "regression",
-    "unresolved_evidence",
-    "action_mismatch",
-    "unsupported_hypothesis",
-    "secret",
-    "too_large",
-    "malformed",
-]  # malformed: the answer is not a document
 _ID_LIKE = re.compile(r"[0-9a-f]{6,16}")
 
 # How large a document may be: it is the position of the work, read by the next model
@@ -53,86 +53,7 @@ _PROBLEMS_SHOWN = 20  # problems of one kind listed at most (each is asked to be
 _SHOWN_CHARS = 40  # characters of a model's text quoted in a problem, at most
 
 
-class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*")
-    @classmethod
-    def _utf8(cls, value: Any, info: ValidationInfo) -> Any:
-        """Refuse a lone surrogate in any string: Python holds it, but it cannot be
-        written as UTF-8, so the document could be neither shown to a model nor saved."""
-        found = lone_surrogate(value, info.field_name or "a field")
-        if found:
-            raise ValueError(found)
-        return value
-
-
-class Task(_Part):
-    text: str
-    items: list[str]
-
-
-class Finding(_Part):
-    item: str
-    status: str  # e.g. "found", "not found": a negative result is a finding too
-    established: str
-    evidence: list[str] = Field(default_factory=list)  # result ids or URLs
-    written_to: str | None = None  # the artifact it was written to, if any
-
-
-class OpenItem(_Part):
-    item: str
-    blocked_on: str
-    tried: list[str] = Field(default_factory=list)
-
-
-class Artifact(_Part):
-    path: str
-    rev: str
-    contains: str = ""
-
-
-class StateObservation(_Part):
-    id: str
-    source: str
-    value: str
-    observed_at: str  # ISO 8601; a time without a UTC offset is read as UTC
-    evidence: list[str] = Field(default_factory=list)
-
-
-class Hypothesis(_Part):
-    id: str
-    claim: str
-    based_on: list[str] = Field(default_factory=list)  # observation ids
-    status: Literal["unverified", "confirmed", "refuted"] = "unverified"
-    depends_on: str | None = None  # the action whose effect it is about, if any
-
-
-class StateAction(_Part):
-    id: str
-    operation: str
-    marker: str | None = None
-    idempotency_key: str | None = None
-    outcome: Outcome
-    observed_at: str  # ISO 8601; a time without a UTC offset is read as UTC
-
-
-class Checkpoint(_Part):
-    step: str
-    refs: list[str] = Field(default_factory=list)
-
-
-class Problem(BaseModel):
-    """One thing wrong with a state document, named."""
-
-    kind: ProblemKind
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.message}"
-
-
-class StateDocument(_Part):
+class StateDocument(DocumentPart):
     """The position of the work; see the module docstring. Field names are a format:
     documents written by one version are read by the next."""
 

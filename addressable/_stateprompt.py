@@ -12,15 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from ._state import (
-    MAX_CHARS,
-    MAX_CONTEXT_CHARS,
-    MAX_ENTRIES,
-    MAX_TOKENS,
-    Problem,
-    StateDocument,
-    Task,
-)
+from ._state import MAX_CHARS, MAX_CONTEXT_CHARS, MAX_ENTRIES, MAX_TOKENS, StateDocument
+from ._stateparts import Problem, Task
 
 if TYPE_CHECKING:
     from ._secrets import Secrets

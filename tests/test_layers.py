@@ -77,7 +77,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._replaytool",
     ),
     # the state document, its checks, continuity, staleness
-    "state": ("addressable._state", "addressable._continuity", "addressable._stateprompt"),
+    "state": (
+        "addressable._stateparts",
+        "addressable._state",
+        "addressable._continuity",
+        "addressable._stateprompt",
+    ),
     # `Toolkit`, the package's public names, and whether a call it handled failed
     "facade": (
         "addressable",

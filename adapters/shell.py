@@ -3,46 +3,24 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import addressable as ad
 
 from ._base import Adapter, schema
 from ._command import is_number, split_command, timeout_seconds, words
-from ._git import ENV_ALLOW, clean_at_head, commit_of
+from ._git import ENV_ALLOW
 from ._http import DEFAULT_MAX_BYTES, ResponseTooLarge
 from ._process import Ran, run
+from ._programs import RUNNERS as RUNNERS
+from ._programs import allowed_programs, cat_key, check_program, classify
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
-_GIT_SHOW = re.compile(r"^git\s+show\s+([^\s:]+):(\S+)$")
-_CAT = re.compile(r"^cat\s+(?:--\s+)?(\S+)$")
 _SHOWN = 60  # characters of a refused program's name an error shows
-
-# Programs whose work is to run another program, or a command line: shells, and the
-# runners that take a command as their arguments. Without `allow_shell`, a model may run
-# none of them (by name or by path) unless the user named it in `allow`.
-RUNNERS = frozenset(
-    {
-        # shells
-        "sh", "ash", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "oksh",
-        "yash", "posh", "rbash", "csh", "tcsh", "fish", "elvish", "nu", "xonsh", "rc",
-        "pwsh", "powershell", "busybox", "toybox",
-        # runners
-        "env", "xargs", "nohup", "timeout", "nice", "ionice", "chrt", "taskset",
-        "sudo", "doas", "su", "runuser", "pkexec", "sg", "newgrp", "setsid", "setpriv",
-        "stdbuf", "unbuffer", "chroot", "unshare", "nsenter", "flock", "time", "watch",
-        "script", "strace", "ltrace", "prlimit", "systemd-run", "parallel", "expect",
-        "run-parts", "start-stop-daemon", "firejail", "bwrap", "exec", "command",
-        "setarch", "linux32", "linux64", "i386", "x86_64", "ld.so", "ld-linux.so.2",
-        "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-musl-x86_64.so.1",
-        "eval", "builtin",
-    }
-)  # fmt: skip
 
 
 class Shell(Adapter):
@@ -121,7 +99,7 @@ class Shell(Adapter):
         allow: Iterable[str] | None = None,
         name: str | None = None,
     ) -> None:
-        allowed = _allowed(allow)
+        allowed = allowed_programs(allow)
         if allowed is not None and allow_shell:
             raise ad.ArgumentError(
                 "Shell: allow= cannot bound a shell (allow_shell=True runs the model's "
@@ -172,13 +150,15 @@ class Shell(Adapter):
             raise ad.ScopeError("this Shell adapter runs no shell: create it with allow_shell=True")
         text, argv = split_command(command, shell, self.name)
         if not shell:
-            self._check_program(argv[0])
+            check_program(self.name, argv[0], self.allow, self.allow_shell)
         limit = self.timeout if timeout is None else timeout_seconds(timeout, self.name)
         args: dict[str, Any] = {"command": text, "cwd": str(self.cwd)}
         if shell:
             args["shell"] = True
         ad.ids.canonical_args(args)  # ArgumentError before anything runs (git included)
-        determinism, key = self._classify(words(text, argv, shell), text, pure, writes)
+        run_as = words(text, argv, shell)
+        said = (pure, self.pure), (writes, self.writes)
+        determinism, key = classify(self.cwd, run_as, text, *said)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -205,8 +185,8 @@ class Shell(Adapter):
             return self._record_over(args, argv[0], ran, determinism, key)
         timed_out = ran.timed_out
         read_ok = ran.code == 0 and not timed_out and determinism is not ad.Determinism.SIDE_EFFECT
-        if key is None and read_ok and (cat_key := self._cat_key(text, ran.out)) is not None:
-            determinism, key = ad.Determinism.DETERMINISTIC, cat_key
+        if key is None and read_ok and (cat := cat_key(self.cwd, text, ran.out)) is not None:
+            determinism, key = ad.Determinism.DETERMINISTIC, cat
         payload = _render(ran.out, ran.err, ran.code, timed_out, limit)
         meta: dict[str, Any] = {"exit_code": ran.code, "timed_out": timed_out}
         outcome = None
@@ -285,48 +265,6 @@ class Shell(Adapter):
         """The output as stored: stdout, stderr, and how it ended."""
         return result.text
 
-    def _check_program(self, program: str) -> None:
-        """`ScopeError` unless the model may run `program` (see the class)."""
-        shown = repr(program if len(program) <= _SHOWN else program[:_SHOWN] + "...")
-        if self.allow is not None:
-            if program not in self.allow:
-                raise ad.ScopeError(
-                    f"{self.name}: {shown} is not an allowed program (allowed: "
-                    f"{', '.join(self.allow)}); nothing was run"
-                )
-        elif not self.allow_shell and PurePosixPath(program).name.lower() in RUNNERS:
-            raise ad.ScopeError(
-                f"{self.name}: {shown} is a shell or a command runner, which this Shell "
-                "adapter does not run; nothing was run"
-            )
-
-    def _classify(
-        self, words: str, text: str, pure: bool | None, writes: bool | None
-    ) -> tuple[ad.Determinism, str | None]:
-        """The determinism and key of a command: `pure=` and `writes=` are matched
-        against its `words` as they run (see `words`: `'rm'  x` is `rm x`) and against its
-        text as written (a prefix with a quote or `>` in it), a `git show` against its text."""
-        written = text.lstrip()
-        if writes or (writes is None and self.writes and _starts(self.writes, words, written)):
-            return ad.Determinism.SIDE_EFFECT, None
-        if match := _GIT_SHOW.match(text):
-            commit = commit_of(self.cwd, match[1])
-            if commit:
-                return ad.Determinism.DETERMINISTIC, f"{match[2]}@{commit}"
-        if pure or (pure is None and self.pure and _starts(self.pure, words, written)):
-            return ad.Determinism.DETERMINISTIC, None
-        return ad.Determinism.NONDETERMINISTIC, None
-
-    def _cat_key(self, text: str, out: bytes) -> str | None:
-        """`path@commit` when `text` is `cat FILE` and what it printed is, byte for
-        byte, FILE's blob at HEAD (decided after the run, so the key names the output
-        stored, not the file as it was a moment before)."""
-        match = _CAT.match(text)
-        if match is None:
-            return None
-        clean = clean_at_head((self.cwd / match[1]).resolve(), out)
-        return None if clean is None else f"{clean[0]}@{clean[1]}"
-
     def _environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in self.env_allow if k in os.environ}
         env.update({k: self.kit.secrets.resolve_all(v) for k, v in self.env.items()})
@@ -334,29 +272,6 @@ class Shell(Adapter):
 
     def _rerun(self, record: ad.Record) -> ad.Result:
         return self(str(record.args["command"]), pure=True, shell=bool(record.args.get("shell")))
-
-
-def _allowed(allow: Iterable[str] | None) -> tuple[str, ...] | None:
-    """The program names `allow` gives, checked; None for any program."""
-    if allow is None:
-        return None
-    if isinstance(allow, str):
-        raise ad.ArgumentError(f"Shell: allow= takes program names, such as ({allow!r},)")
-    names = tuple(dict.fromkeys(allow))
-    if not names:
-        raise ad.ArgumentError("Shell: allow= names no program: give one, or None for any")
-    for name in names:
-        if not isinstance(name, str) or not name or "\0" in name or any(c.isspace() for c in name):
-            raise ad.ArgumentError(
-                f"Shell: {name!r} in allow= is not a program name (allow= names programs,"
-                " not the command prefixes pure= and writes= take)"
-            )
-    return names
-
-
-def _starts(prefixes: tuple[str, ...], *forms: str) -> bool:
-    """Whether any form of a command starts with one of `prefixes`."""
-    return any(form.startswith(prefixes) for form in forms)
 
 
 def _render(out: bytes, err: bytes, code: int, timed_out: bool, limit: float) -> str:

@@ -106,6 +106,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._html",
         "adapters._http",
         "adapters._process",
+        "adapters._programs",
         "adapters._rootfs",
         "adapters._roottree",
         "adapters._searchindex",

@@ -1,0 +1,118 @@
+"""What Shell makes of a command before and after it runs: whether the model may run its
+program (`allow=`, and the shells and command runners refused without `allow_shell`), and
+its determinism and key (`pure=`, `writes=`, `git show REV:path`, a `cat` of a file as
+it is at HEAD)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+import addressable as ad
+
+from ._git import clean_at_head, commit_of
+
+_GIT_SHOW = re.compile(r"^git\s+show\s+([^\s:]+):(\S+)$")
+_CAT = re.compile(r"^cat\s+(?:--\s+)?(\S+)$")
+_SHOWN = 60  # characters of a refused program's name an error shows
+
+# Programs whose work is to run another program, or a command line: shells, and the
+# runners that take a command as their arguments. Without `allow_shell`, a model may run
+# none of them (by name or by path) unless the user named it in `allow`.
+RUNNERS = frozenset(
+    {
+        # shells
+        "sh", "ash", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "oksh",
+        "yash", "posh", "rbash", "csh", "tcsh", "fish", "elvish", "nu", "xonsh", "rc",
+        "pwsh", "powershell", "busybox", "toybox",
+        # runners
+        "env", "xargs", "nohup", "timeout", "nice", "ionice", "chrt", "taskset",
+        "sudo", "doas", "su", "runuser", "pkexec", "sg", "newgrp", "setsid", "setpriv",
+        "stdbuf", "unbuffer", "chroot", "unshare", "nsenter", "flock", "time", "watch",
+        "script", "strace", "ltrace", "prlimit", "systemd-run", "parallel", "expect",
+        "run-parts", "start-stop-daemon", "firejail", "bwrap", "exec", "command",
+        "setarch", "linux32", "linux64", "i386", "x86_64", "ld.so", "ld-linux.so.2",
+        "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-musl-x86_64.so.1",
+        "eval", "builtin",
+    }
+)  # fmt: skip
+
+
+def allowed_programs(allow: Iterable[str] | None) -> tuple[str, ...] | None:
+    """The program names `allow` gives, checked; None for any program."""
+    if allow is None:
+        return None
+    if isinstance(allow, str):
+        raise ad.ArgumentError(f"Shell: allow= takes program names, such as ({allow!r},)")
+    names = tuple(dict.fromkeys(allow))
+    if not names:
+        raise ad.ArgumentError("Shell: allow= names no program: give one, or None for any")
+    for name in names:
+        if not isinstance(name, str) or not name or "\0" in name or any(c.isspace() for c in name):
+            raise ad.ArgumentError(
+                f"Shell: {name!r} in allow= is not a program name (allow= names programs,"
+                " not the command prefixes pure= and writes= take)"
+            )
+    return names
+
+
+def _starts(prefixes: tuple[str, ...], *forms: str) -> bool:
+    """Whether any form of a command starts with one of `prefixes`."""
+    return any(form.startswith(prefixes) for form in forms)
+
+
+def check_program(
+    tool: str, program: str, allow: tuple[str, ...] | None, allow_shell: bool
+) -> None:
+    """`ScopeError` unless the model may run `program`: one of `allow` when that is
+    given, else any but a shell or a command runner (`RUNNERS`) unless `allow_shell`."""
+    shown = repr(program if len(program) <= _SHOWN else program[:_SHOWN] + "...")
+    if allow is not None:
+        if program not in allow:
+            raise ad.ScopeError(
+                f"{tool}: {shown} is not an allowed program (allowed: "
+                f"{', '.join(allow)}); nothing was run"
+            )
+    elif not allow_shell and PurePosixPath(program).name.lower() in RUNNERS:
+        raise ad.ScopeError(
+            f"{tool}: {shown} is a shell or a command runner, which this Shell "
+            "adapter does not run; nothing was run"
+        )
+
+
+def classify(
+    cwd: Path,
+    words: str,
+    text: str,
+    pure: tuple[bool | None, tuple[str, ...]],
+    writes: tuple[bool | None, tuple[str, ...]],
+) -> tuple[ad.Determinism, str | None]:
+    """The determinism and key of a command run in `cwd`. `pure` and `writes` are each
+    what the call said (True, False, or None for "by the prefixes") and the adapter's
+    prefixes, matched against the command's `words` as they run (`'rm'  x` is `rm x`)
+    and against its text as written (a prefix with a quote or `>` in it); a `git show`
+    is matched against its text."""
+    written = text.lstrip()
+    said, prefixes = writes
+    if said or (said is None and prefixes and _starts(prefixes, words, written)):
+        return ad.Determinism.SIDE_EFFECT, None
+    if match := _GIT_SHOW.match(text):
+        commit = commit_of(cwd, match[1])
+        if commit:
+            return ad.Determinism.DETERMINISTIC, f"{match[2]}@{commit}"
+    said, prefixes = pure
+    if said or (said is None and prefixes and _starts(prefixes, words, written)):
+        return ad.Determinism.DETERMINISTIC, None
+    return ad.Determinism.NONDETERMINISTIC, None
+
+
+def cat_key(cwd: Path, text: str, out: bytes) -> str | None:
+    """`path@commit` when `text` is `cat FILE` and what it printed is, byte for byte,
+    FILE's blob at HEAD (decided after the run, so the key names the output stored, not
+    the file as it was a moment before)."""
+    match = _CAT.match(text)
+    if match is None:
+        return None
+    clean = clean_at_head((cwd / match[1]).resolve(), out)
+    return None if clean is None else f"{clean[0]}@{clean[1]}"

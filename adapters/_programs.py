@@ -62,6 +62,24 @@ def _starts(prefixes: tuple[str, ...], *forms: str) -> bool:
     return any(form.startswith(prefixes) for form in forms)
 
 
+def listed(values: Iterable[str], what: str) -> tuple[str, ...]:
+    """`values` (a Shell option that lists words: `pure=`, `writes=`, `env_allow=`) as a
+    tuple, each a non-empty str; `ArgumentError` for a bare str, which would be read as
+    its letters (`writes="rm"` would make every command starting with r or m a write)."""
+    if isinstance(values, str):
+        raise ad.ArgumentError(f"Shell: {what}= takes a list, such as ({values!r},)")
+    found = tuple(values)
+    for value in found:
+        if not isinstance(value, str) or not value or "\0" in value:
+            raise ad.ArgumentError(f"Shell: {value!r} in {what}= is not a non-empty str")
+        if what == "env_allow" and "=" in value:
+            raise ad.ArgumentError(
+                f"Shell: {value!r} in env_allow= is not a variable's name (names only; "
+                "values go in env=)"
+            )
+    return found
+
+
 def check_program(
     tool: str, program: str, allow: tuple[str, ...] | None, allow_shell: bool
 ) -> None:

@@ -16,7 +16,7 @@ from ._git import ENV_ALLOW
 from ._http import DEFAULT_MAX_BYTES, ResponseTooLarge
 from ._process import Ran, run
 from ._programs import RUNNERS as RUNNERS
-from ._programs import allowed_programs, cat_key, check_program, classify
+from ._programs import allowed_programs, cat_key, check_program, classify, listed
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
@@ -100,6 +100,8 @@ class Shell(Adapter):
         name: str | None = None,
     ) -> None:
         allowed = allowed_programs(allow)
+        names = listed(env_allow, "env_allow")
+        pure_prefixes, write_prefixes = listed(pure, "pure"), listed(writes, "writes")
         if allowed is not None and allow_shell:
             raise ad.ArgumentError(
                 "Shell: allow= cannot bound a shell (allow_shell=True runs the model's "
@@ -114,10 +116,10 @@ class Shell(Adapter):
         self.cwd = Path(cwd).resolve()
         self.timeout = timeout
         self.max_bytes = max_bytes  # bytes of stdout and stderr together (see above)
-        self.env_allow = tuple(env_allow)
+        self.env_allow = names
         self.env = dict(env or {})
-        self.pure = tuple(pure)  # command prefixes whose output is a function of the command
-        self.writes = tuple(writes)  # command prefixes that change the world
+        self.pure = pure_prefixes  # prefixes of commands whose output is their function
+        self.writes = write_prefixes  # prefixes of commands that change the world
         self.allow_shell = allow_shell
         self.allow = allowed  # the programs a command may start; None: any (see above)
         kit.on_rerun(self.name, self._rerun)

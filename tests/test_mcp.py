@@ -375,6 +375,12 @@ def _serve_case(tmp: Path, case: str) -> tuple[list[str], dict[str, Any], str, s
             "search.index",
             "is an empty file, not an index",
         ),
+        "env-allow-a-value": (
+            ["shell"],
+            {"shell": {"cwd": str(tmp), "env_allow": ["A=B"]}},
+            "shell",
+            "not a variable's name",
+        ),
         "memory-root-with-nul": (
             ["memory"],
             {"memory": {"root": str(tmp / "mem\0ory")}},
@@ -407,6 +413,7 @@ def _serve_case(tmp: Path, case: str) -> tuple[list[str], dict[str, Any], str, s
         "searxng-not-a-url",
         "index-a-text-file",
         "index-an-empty-file",
+        "env-allow-a-value",
         "memory-root-with-nul",
         "files-root-with-nul",
         "index-with-nul",

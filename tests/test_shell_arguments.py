@@ -149,3 +149,28 @@ def test_writes_matches_a_shell_command_as_written_too(
     record = shell(command, shell=True).record
     assert record.determinism is ad.Determinism.SIDE_EFFECT
     assert record.outcome is not None
+
+
+# -- the adapter's own lists -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        pytest.param("writes", "rm", "takes a list", id="writes as one str"),
+        pytest.param("pure", "git log", "takes a list", id="pure as one str"),
+        pytest.param("env_allow", "PATH", "takes a list", id="env_allow as one str"),
+        pytest.param("env_allow", ["A=B"], "not a variable's name", id="a name with ="),
+        pytest.param("pure", [""], "not a non-empty str", id="an empty prefix"),
+        pytest.param("writes", [5], "not a non-empty str", id="not a str"),
+    ],
+)
+def test_a_list_given_as_one_str_or_with_a_bad_entry_is_refused(
+    kit: ad.Toolkit, tmp_path: Path, option: str, value: object, said: str
+) -> None:
+    # `writes="rm"` read as its letters would make every command starting with r or m
+    # a write, and `pure="git log"` every one starting with l or o replayable.
+    with pytest.raises(ad.ArgumentError, match=said) as refused:
+        Shell(kit, cwd=tmp_path, **{option: value})  # type: ignore[arg-type]
+    assert len(str(refused.value).splitlines()) == 1
+    assert "shell" not in [tool["name"] for tool in kit.tools("anthropic")]  # nothing made

@@ -84,15 +84,18 @@ def add_adapters(
                 options["env_allow"] = shell.env_allow
             if shell.allow is not None:
                 options["allow"] = shell.allow
-            made.append(
-                Shell(
-                    kit,
-                    cwd=shell.cwd,
-                    timeout=shell.timeout,
-                    max_bytes=shell.max_bytes,
-                    **options,
+            try:
+                made.append(
+                    Shell(
+                        kit,
+                        cwd=shell.cwd,
+                        timeout=shell.timeout,
+                        max_bytes=shell.max_bytes,
+                        **options,
+                    )
                 )
-            )
+            except ArgumentError as exc:  # an entry of allow, pure, writes or env_allow
+                raise refused("shell", str(exc).removeprefix("Shell: ")) from None
         else:
             raise ConfigError(
                 f"unknown adapter {name!r}: use fetch, search, shell, files or memory"

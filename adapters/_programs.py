@@ -66,9 +66,10 @@ def listed(values: Iterable[str], what: str) -> tuple[str, ...]:
     """`values` (a Shell option that lists words: `pure=`, `writes=`, `env_allow=`) as a
     tuple, each a non-empty str; `ArgumentError` for a bare str, which would be read as
     its letters (`writes="rm"` would make every command starting with r or m a write)."""
-    if isinstance(values, str):
-        raise ad.ArgumentError(f"Shell: {what}= takes a list, such as ({values!r},)")
-    found = tuple(values)
+    try:
+        found = tuple(ad.ids.listed(values, f"{what}= entries"))
+    except ad.ArgumentError as exc:
+        raise ad.ArgumentError(f"Shell: {exc}") from None
     for value in found:
         if not isinstance(value, str) or not value or "\0" in value:
             raise ad.ArgumentError(f"Shell: {value!r} in {what}= is not a non-empty str")

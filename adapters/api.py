@@ -104,13 +104,14 @@ class Api(ApiRecording):
         name: str | None = None,
     ) -> None:
         deadline = check_deadline(deadline)  # before registering: a bad one is refused
+        allowed = frozenset(ad.ids.listed(allow_secrets, "secret references"))
         super().__init__(kit, name)
         self.identities = {i.name: i for i in identities}
         self.scope = scope or Scope(origins=())  # by default nothing is allowed
         self._clients = Clients(client, async_client, timeout)
         self.timeout = timeout
         self.deadline = deadline
-        self.allow_secrets = frozenset(allow_secrets)
+        self.allow_secrets = allowed
         self.max_age = max_age
         self.max_bytes = max_bytes
         kit.on_rerun(self.name, self._reread)

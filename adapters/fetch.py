@@ -81,6 +81,7 @@ class Fetch(FetchRecording):
         name: str | None = None,
     ) -> None:
         deadline = check_deadline(deadline)  # before registering: a bad one is refused
+        allowed = frozenset(ad.ids.listed(allow_secrets, "secret references"))
         super().__init__(kit, name)
         self._clients = Clients(client, async_client, timeout)
         self.identities = {i.name: i for i in identities}
@@ -88,7 +89,7 @@ class Fetch(FetchRecording):
         self.timeout = timeout
         self.deadline = deadline
         self.max_age = max_age
-        self.allow_secrets = frozenset(allow_secrets)
+        self.allow_secrets = allowed
         kit.on_rerun(self.name, self._revalidate)
 
     # -- calls -----------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from ._models import Determinism
 from ._sdkviews import Source, restore, views
 from ._summarize import DEFAULT_BUDGET, Summarizer
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
+from .ids import listed
 
 MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
 
@@ -122,6 +123,7 @@ def compact(
     `count_tokens` (cl100k_base) counts.
     """
     _check(kit, keep_last, budget, trigger_tokens, target_tokens)
+    pins, pending_keys = listed(pins, "ids to pin"), listed(pending_keys, "keys")
     with using_tokenizer(tokenizer), _not_too_deep(messages):
         return _compact(
             messages,

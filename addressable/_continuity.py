@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from ._errors import AddressableError, ArgumentError, NotFound, NotReplayable
+from ._errors import AddressableError, NotFound, NotReplayable
 from ._evict import evict
 from ._models import Determinism, Outcome, Record, Result, aware
 from ._reports import Report
 from ._state import StateDocument, outcome_in
 from ._stateparts import Artifact, StateAction, StateObservation, Task
 from ._urlcredentials import redact_urls
-from .ids import content_hash
+from .ids import content_hash, listed
 
 if TYPE_CHECKING:
     from ._calls import Calls
@@ -257,7 +257,7 @@ def revalidate(kit: Continuity, ids: Iterable[str]) -> Revalidation:
     fact fresh again); mark the rest stale. A record that is gone is listed as stale;
     an id that is malformed or ambiguous is an error, raised before anything changes."""
     found: list[tuple[str, Record | None]] = []
-    for ref in _listed(ids):
+    for ref in listed(ids):
         try:
             found.append((ref, kit.get(ref)))
         except NotFound:  # expired, or never stored: nothing can be re-read
@@ -283,19 +283,12 @@ def revalidate(kit: Continuity, ids: Iterable[str]) -> Revalidation:
     return Revalidation(fresh=fresh, changed=changed, stale=stale)
 
 
-def _listed(ids: Iterable[str]) -> list[str]:
-    """`ids` as a list; `ArgumentError` for one string, whose characters are not ids."""
-    if isinstance(ids, str | bytes):
-        raise ArgumentError(f"give a list of ids, not one {type(ids).__name__}: [{ids!r:.40}]")
-    return list(ids)
-
-
 def stale_among(kit: Continuity, ids: Iterable[str], now: datetime) -> list[str]:
     """The ids whose facts may no longer hold: marked stale, or older than their max age.
     `now` must be timezone-aware, as every stored time is (`ArgumentError` if not)."""
     now = aware(now, "the time given as now")
     out = []
-    for ref in _listed(ids):
+    for ref in listed(ids):
         record = kit.get(ref)
         if record.id in kit.stale_ids or (
             record.max_age is not None and now - kit.store.last_seen(record) > record.max_age
@@ -361,10 +354,10 @@ class Continuity:
 
     def mark_stale(self, ids: Iterable[str]) -> None:
         # Every id resolved before any is marked: a bad one changes nothing.
-        self.stale_ids.update([self.store.resolve(i) for i in _listed(ids)])
+        self.stale_ids.update([self.store.resolve(i) for i in listed(ids)])
 
     def unmark_stale(self, ids: Iterable[str]) -> None:
-        self.stale_ids.difference_update([self.store.resolve(i) for i in _listed(ids)])
+        self.stale_ids.difference_update([self.store.resolve(i) for i in listed(ids)])
 
     def outcome(self, id: str) -> Outcome | None:
         return outcome_in(self.store, self.get(id).id)

@@ -15,7 +15,7 @@ import math
 import os
 import re
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import blake3
@@ -32,6 +32,7 @@ __all__ = [
     "check_id",
     "check_prefix",
     "content_hash",
+    "listed",
     "lone_surrogate",
     "result_id",
 ]
@@ -164,6 +165,16 @@ def _check_json(value: object, where: str, active: set[int]) -> None:
         f"{where} is of type {type(value).__name__}, which is not JSON; "
         "pass str, int, float, bool, None, lists or dicts"
     )
+
+
+def listed(values: Iterable[str], what: str = "ids") -> list[str]:
+    """`values` as a list; `ArgumentError` for one str or bytes, whose characters would
+    be read as the items (`pins="call_1"` pins no call)."""
+    if isinstance(values, str | bytes):
+        raise ArgumentError(
+            f"give a list of {what}, not one {type(values).__name__}: [{values!r:.40}]"
+        )
+    return list(values)
 
 
 def content_hash(data: bytes) -> str:

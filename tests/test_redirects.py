@@ -240,3 +240,10 @@ def test_a_given_clients_own_auth_stays_with_the_first_origin(
     assert res.ok and res.record.meta["final_url"] == other.url("/land")
     assert [r.headers.get("Authorization", "")[:6] for r in server.requests] == ["Basic "] * 2
     assert "Authorization" not in other.requests[0].headers
+
+
+def test_allow_secrets_given_as_one_str_is_refused(kit: ad.Toolkit) -> None:
+    # Read as its letters, it would allow no reference, and say nothing of why.
+    for make in (Fetch, Api):
+        with pytest.raises(ad.ArgumentError, match="a list of secret references, not one str"):
+            make(kit, allow_secrets="secret:env:RD_TOKEN")

@@ -157,9 +157,9 @@ def test_writes_matches_a_shell_command_as_written_too(
 @pytest.mark.parametrize(
     ("option", "value", "said"),
     [
-        pytest.param("writes", "rm", "takes a list", id="writes as one str"),
-        pytest.param("pure", "git log", "takes a list", id="pure as one str"),
-        pytest.param("env_allow", "PATH", "takes a list", id="env_allow as one str"),
+        pytest.param("writes", "rm", "not one str", id="writes as one str"),
+        pytest.param("pure", "git log", "not one str", id="pure as one str"),
+        pytest.param("env_allow", "PATH", "not one str", id="env_allow as one str"),
         pytest.param("env_allow", ["A=B"], "not a variable's name", id="a name with ="),
         pytest.param("pure", [""], "not a non-empty str", id="an empty prefix"),
         pytest.param("writes", [5], "not a non-empty str", id="not a str"),

@@ -200,6 +200,9 @@ def test_target_tokens_evicts_the_least_needed_first(kit: ad.Toolkit) -> None:
         pytest.param({"target_tokens": -5}, "target_tokens must be at least 0", id="target"),
         pytest.param({"trigger_tokens": "9"}, "trigger_tokens must be a whole number", id="type"),
         pytest.param({"keep_last": True}, "keep_last must be a whole number", id="bool"),
+        # One str is read as its letters: it would pin nothing and keep nothing whole.
+        pytest.param({"pins": "call_1"}, "a list of ids to pin, not one str", id="pins"),
+        pytest.param({"pending_keys": "k"}, "a list of keys, not one str", id="pending"),
     ],
 )
 def test_limits_that_cannot_be_obeyed_are_refused(

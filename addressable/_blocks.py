@@ -3,9 +3,10 @@
 A result whose content holds a part that is not text is stored whole: its content
 blocks, as canonical JSON under the media type `BLOCKS`, with the shape of the list
 they came from. The stub says what was there beside the text ("1 image (image/png,
-34 KB)"); the text form of `replay_result` gives the text and names them; the content
-form (`handle_content`) gives the blocks back as the API takes them: the stored blocks
-exactly when the shape is the same, images converted between the shapes otherwise.
+34 KB)"); the text form of `replay_result` gives the text (a search result's and a
+text document's too) and names the rest; the content form (`handle_content`) gives the
+blocks back as the API takes them: the stored blocks exactly when the shape is the
+same, images converted between the shapes otherwise.
 
 Images are read in every shape that carries them: Anthropic (`image` with a `source`),
 OpenAI Chat (`image_url`), OpenAI Responses (`input_image`), MCP (`image` with `data`
@@ -43,19 +44,63 @@ def decode_blocks(payload: bytes) -> tuple[list[Any], str]:
 
 
 def blocks_text(content: Sequence[Any]) -> str:
-    """The text parts of a content list, joined by newlines (what a model reads)."""
-    return "\n".join(
-        str(part["text"])
-        for part in content
-        if isinstance(part, Mapping) and part.get("type") in TEXT_TYPES and "text" in part
-    )
+    """The text a content list carries, joined by newlines (what a model reads): its
+    text parts, and the text inside its search results and text documents."""
+    return "\n".join(text for text in map(part_text, content) if text is not None)
 
 
-def describe(content: Sequence[Any]) -> str:
-    """What a content list holds beside its text, e.g. "1 image (image/png, 34 KB)"."""
+def part_text(part: Any) -> str | None:
+    """The text one part of a content list carries, or None for a part without any (an
+    image, a PDF). A part is a string, or a block with a `text`; or Anthropic's
+    `search_result` (its title, source and text blocks) or `document` (its title,
+    context, and its text: a `text` source's data, a `content` source's text blocks),
+    None when none of these is text."""
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, Mapping):
+        return None
+    kind = part.get("type")
+    if kind == "search_result":
+        lines = [part.get("title"), part.get("source"), _texts(part.get("content"))]
+    elif kind == "document":
+        source = part.get("source")
+        if not isinstance(source, Mapping):
+            return None
+        if source.get("type") == "text":
+            body = source.get("data")
+        elif source.get("type") == "content":
+            body = _texts(source.get("content"))
+        else:
+            return None  # a PDF, a file, a URL: no text to read here
+        lines = [part.get("title"), part.get("context"), body]
+    else:
+        text = part.get("text")
+        return text if isinstance(text, str) else None
+    return "\n".join(line for line in lines if isinstance(line, str) and line) or None
+
+
+def _texts(content: Any) -> str | None:
+    """The text of a block's own content: a string, or a list of text blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
+    return None
+
+
+def describe(content: Sequence[Any], *, textless: bool = False) -> str:
+    """What a content list holds beside its text parts, e.g. "1 image (image/png, 34 KB),
+    1 search_result"; with `textless`, only the parts whose text `part_text` cannot
+    read (a search result's is read)."""
     counted: dict[tuple[str, str], int] = {}
     for part in content:
         if not isinstance(part, Mapping) or part.get("type") in TEXT_TYPES:
+            continue
+        if textless and part_text(part) is not None:
             continue
         image = image_of(part)
         if image is not None:

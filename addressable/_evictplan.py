@@ -110,8 +110,9 @@ def least_needed_first(
     """Superseded results first, oldest first; then the others by how many of their
     values the agent's latest messages use (none first), oldest first."""
     recent = "\n".join(
-        said(m, conversation.shape)
-        for m in [m for m in messages if m.get("role") == "assistant"][-RECENT:]
+        said(messages[i], conversation.shape)
+        for turn in _agent_turns(conversation, messages)[-RECENT:]
+        for i in turn
     )
     task = next((said(m, conversation.shape) for m in messages if m.get("role") == "user"), "")
 
@@ -123,6 +124,26 @@ def least_needed_first(
         return (1, sum(1 for v in values if v in recent and v not in task), index)
 
     return sorted(candidates, key=rank)
+
+
+def _agent_turns(
+    conversation: Conversation, messages: Sequence[Mapping[str, Any]]
+) -> list[list[int]]:
+    """The indices of the agent's messages, one list a message: each assistant message,
+    and each message that holds a call, as `parse` found them (a Responses call is an
+    item with no role). A call item with no role right after another of the agent's
+    items is part of that message: the items one Responses turn gives out."""
+    calls = {c.index for c in conversation.calls.values()}
+    turns: list[list[int]] = []
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        if role != "assistant" and i not in calls:
+            continue
+        if role is None and turns and turns[-1][-1] == i - 1:
+            turns[-1].append(i)
+        else:
+            turns.append([i])
+    return turns
 
 
 def _signature(call: ToolCall) -> str:

@@ -148,8 +148,9 @@ class ReplayTool:
             return self._kit.render(result)
         if result.record.media_type == BLOCKS:  # text with images or files beside it
             content, _ = decode_blocks(result.payload)
-            beside = f"[with it: {describe(content)}, not shown as text]"
-            return "\n".join([select(blocks_text(content), arguments), beside])
+            text = select(blocks_text(content), arguments)
+            textless = describe(content, textless=True)  # a search result's text is shown
+            return f"{text}\n[with it: {textless}, not shown as text]" if textless else text
         binary = payload_text(result.payload, result.record.media_type) is None
         if binary and not self._kit.has_renderer(result.record.tool):
             return (

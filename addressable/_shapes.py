@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._blocks import non_text
+from ._blocks import blocks_text, non_text
 from ._conversation import MalformedMessages, Shape, ToolCall, ToolResult
 
 
@@ -66,6 +66,8 @@ def read_chat(i: int, message: Mapping[str, Any], shape: Shape) -> list[ToolCall
         return [ToolResult(i, None, call_id, _text(i, content), False, _parts(content))]
     out: list[ToolCall | ToolResult] = []
     calls = message.get("tool_calls") or []
+    if not isinstance(calls, list | tuple):
+        raise MalformedMessages(i, f"tool_calls is a {type(calls).__name__}, not a list")
     if calls and role != "assistant":
         raise MalformedMessages(i, "tool_calls outside an assistant message")
     for call in calls:
@@ -149,11 +151,5 @@ def _text(i: int, content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            elif isinstance(part, str):
-                parts.append(part)
-        return "\n".join(parts)
+        return blocks_text(content)
     raise MalformedMessages(i, "content must be a string or a list of parts")

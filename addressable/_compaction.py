@@ -190,6 +190,8 @@ def _compact(
         if made is None:
             continue  # the store could not give it back, or the stub would save nothing
         item, stub = made
+        # What the request loses: the result's text and what is not text (an image).
+        was = message_tokens([out[result.index]])
         set_result_text(out, result, stub, conversation.shape)
         # A live stub keeps its record through gc, for as long as a stub can be in use:
         # until its session ends, or STUB_PIN_AGE after the last compaction that made it.
@@ -199,7 +201,7 @@ def _compact(
             session=kit.session,
             until=kit.clock() + STUB_PIN_AGE,
         )
-        tokens -= count_tokens(result.text) - count_tokens(stub)
+        tokens -= was - message_tokens([out[result.index]])
         evicted.append(
             Evicted(
                 index=result.index,

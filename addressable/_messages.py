@@ -180,6 +180,8 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
                     raise MalformedMessages(i, f"tool call id {item.call_id!r} is used twice")
                 calls[item.call_id] = item
             else:
+                if lone_surrogate(item.text, "the tool result"):
+                    raise MalformedMessages(i, f"tool result for {item.call_id!r}: not UTF-8 text")
                 if item.call_id not in calls:
                     raise MalformedMessages(
                         i, f"tool result for {item.call_id!r} answers no earlier tool call"

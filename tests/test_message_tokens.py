@@ -183,3 +183,47 @@ def test_a_screenshot_does_not_make_compaction_evict() -> None:
     compacted = ad.compact(messages, kit=kit, keep_last=2, trigger_tokens=100_000)
     assert compacted.tokens_before < 20_000
     assert compacted.evicted == []
+
+
+def test_target_tokens_counts_what_an_evicted_result_held_besides_text() -> None:
+    # Each result: about 1,600 tokens of text and an image (1,600 more). Evicting one
+    # frees both, so two evictions reach a mark 4,000 under the total, not three.
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    png = base64.b64encode(bytes(range(256)) * 12).decode()
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "look at these"}]
+    for i in range(4):
+        call = {"type": "tool_use", "id": f"t{i}", "name": "shot", "input": {"n": i}}
+        words = {"type": "text", "text": " ".join(f"w{i}x{j}" for j in range(400))}
+        image = {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": png},
+        }
+        answer = {"type": "tool_result", "tool_use_id": f"t{i}", "content": [words, image]}
+        messages += [
+            {"role": "assistant", "content": [call]},
+            {"role": "user", "content": [answer]},
+        ]
+    total = ad.message_tokens(messages)
+    done = ad.compact(messages, kit=kit, keep_last=0, trigger_tokens=0, target_tokens=total - 4000)
+    assert len(done.evicted) == 2 and done.tokens_after <= total - 4000
+
+
+def test_a_tool_result_that_is_not_utf8_text_is_malformed() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    body = "x " * 100
+    for content in (body + "\ud800", [{"type": "text", "text": body}, "\ud800"]):
+        messages = [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": content}],
+            },
+        ]
+        with pytest.raises(
+            ad.MalformedMessages, match="message 2: tool result for 't1': not UTF-8"
+        ):
+            ad.compact(messages, kit=kit, keep_last=0)

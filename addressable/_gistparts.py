@@ -43,7 +43,8 @@ def one_line(text: str) -> str:
 @dataclass(frozen=True)
 class Items:
     """A part that is a list: `head` then values joined by `sep`. When it does not fit,
-    it loses values from its end (never fewer than `least`) rather than being cut."""
+    it loses values from its end (never fewer than `least`) rather than being cut; when
+    even its first values do not fit, it keeps, in order, the values that do."""
 
     head: str
     values: Sequence[str]
@@ -82,6 +83,16 @@ def fit(parts: Iterable[Part], budget: int, sep: str = "; ") -> str:
                 while used + cost > budget and n > part.least:
                     n -= 1
                     text = part.text(n)
+                    cost = count_tokens(text + sep)
+            if used + cost > budget and n == part.least:
+                # Even its first values do not fit: keep, in order, those that do.
+                chosen: list[str] = []
+                for value in values:
+                    trial = part.head + part.sep.join([*chosen, value])
+                    if used + count_tokens(trial + sep) <= budget:
+                        chosen.append(value)
+                if chosen:
+                    text = part.head + part.sep.join(chosen)
                     cost = count_tokens(text + sep)
             if not values or not text.strip():
                 continue

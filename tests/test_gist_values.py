@@ -65,3 +65,11 @@ def test_a_value_the_conversation_shows_only_inside_a_longer_one_is_new() -> Non
     assert "feature/login" in names and "usr_12" in names
     assert "feature/login-v2" not in names and "usr_123" not in names
     assert not known.new("main.py")  # shown whole, as the end of a path
+
+
+def test_a_list_whose_first_value_is_too_long_keeps_the_values_that_fit() -> None:
+    from addressable._gistparts import Items, fit
+
+    long = "https://docs.python.org/3/library/" + "very-long-section-name/" * 6 + "x.html"
+    gist = fit([Items("", [long, "ORD-55812", "cus_AbC123"], " ")], budget=12)
+    assert gist == "ORD-55812 cus_AbC123"  # before: nothing at all

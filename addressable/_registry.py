@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 if TYPE_CHECKING:
@@ -20,6 +21,33 @@ from ._modeltools import REPLAY_TOOL, FunctionTool, ModelTool, definition, resul
 from ._recorder import RECORDED, Recorder
 from .ids import content_hash, quoted
 
+# What the APIs take as a tool's name (Anthropic's and OpenAI's rule alike), and as the
+# name of one of its arguments (a key of its input schema's properties).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_ARGUMENT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def check_tool_name(name: object) -> str:
+    """`name`, or `ArgumentError` unless the APIs take it as a tool's name: 1 to 64
+    letters, digits, `_` or `-` (a request offering one they refuse fails whole)."""
+    if not isinstance(name, str):
+        raise ArgumentError(f"a tool's name is a str, not {type(name).__name__}")
+    if not _TOOL_NAME.fullmatch(name):
+        raise ArgumentError(
+            f"a tool's name is 1 to 64 ASCII letters, digits, _ or -, not {quoted(name)}"
+        )
+    return name
+
+
+def check_argument_names(tool: str, names: Iterable[str]) -> None:
+    """`ArgumentError` unless the APIs take each of `names` as an argument's name."""
+    for name in names:
+        if not _ARGUMENT_NAME.fullmatch(name):
+            raise ArgumentError(
+                f"tool {tool!r}: an argument's name is 1 to 64 ASCII letters, digits, _, . "
+                f"or -, not {quoted(name)}: the APIs refuse the tool otherwise"
+            )
+
 
 class ToolRegistry:
     """The tools offered to the model, by name; `handle` runs one and masks what it
@@ -31,12 +59,26 @@ class ToolRegistry:
         self._shown: dict[str, str] = {}  # hash of a text handle() returned -> record id
 
     def register(self, tool: ModelTool) -> None:
-        """Offer a tool to the model: `tools()` lists it, `handle()` runs it."""
-        if tool.name in self._model_tools and tool.name != REPLAY_TOOL:
-            existing = self._model_tools[tool.name]
-            if existing is not tool and not isinstance(existing, FunctionTool):
-                raise ArgumentError(f"a tool named {tool.name!r} is already registered")
+        """Offer a tool to the model: `tools()` lists it, `handle()` runs it. A function
+        wrapped again under its name replaces the one before; an adapter, and
+        `replay_result` (which stubs point models to), are never replaced."""
+        if self._model_tools.get(tool.name) is not tool:
+            self.check_free(tool.name)
         self._model_tools[tool.name] = tool
+
+    def check_free(self, name: str) -> None:
+        """`ArgumentError` unless a new tool may take `name`: a name the APIs take, and
+        no tool's but a wrapped function's (which a new one replaces)."""
+        check_tool_name(name)
+        existing = self._model_tools.get(name)
+        if existing is None or isinstance(existing, FunctionTool):
+            return
+        if name == REPLAY_TOOL:
+            raise ArgumentError(
+                f"{REPLAY_TOOL!r} is the toolkit's own tool, which stubs point models to: "
+                "give your tool another name"
+            )
+        raise ArgumentError(f"a tool named {name!r} is already registered")
 
     # Typed as the SDKs' own parameter types, so that `tools=kit.tools(...)` type-checks
     # where it is passed to them; the SDKs are needed only by a type checker.

@@ -23,7 +23,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchema
 
 from ._errors import ArgumentError
 from ._models import Determinism
-from .ids import JSON_SCALARS, canonical_args
+from .ids import JSON_SCALARS, QUOTED_CHARS, canonical_args
 
 KeyFn = Callable[..., str | None]
 
@@ -342,7 +342,8 @@ def _argument_error(exc: ValidationError) -> ArgumentError:
     parts = []
     errors = exc.errors(include_url=False)
     for error in errors[:_SHOWN_ERRORS]:
-        where = ".".join(str(part) for part in error["loc"]) or "the arguments"
+        # A key is the model's: it may hold newlines, or be megabytes long.
+        where = ".".join(_short(part) for part in error["loc"]) or "the arguments"
         text = f"{where}: {_one_line(error['msg'])}"
         value = error.get("input")
         if error["type"] != "missing" and isinstance(value, str | int | float | bool):
@@ -355,6 +356,12 @@ def _argument_error(exc: ValidationError) -> ArgumentError:
 
 def _one_line(text: object) -> str:
     return " ".join(str(text).split())
+
+
+def _short(part: object) -> str:
+    """A place in the arguments (a name, a key, an index) as one short piece of a line."""
+    text = _one_line(part) if str(part).strip() else repr(str(part))
+    return text if len(text) <= QUOTED_CHARS else f"{text[:QUOTED_CHARS]}…"
 
 
 _SECTION = re.compile(

@@ -23,15 +23,17 @@ if TYPE_CHECKING:
 
 from ._calls import Calls, Rerun
 from ._continuity import Continuity, StalePolicy
+from ._errors import ArgumentError
 from ._kitcontinuity import ContinuityFacade
 from ._models import Determinism, Record, Result
 from ._modeltools import FunctionTool, ModelTool
 from ._recorder import Clock, Recorder, RecordOptions, checked_time, utc_now
-from ._registry import ToolRegistry
+from ._registry import ToolRegistry, check_argument_names
 from ._replaytool import ReplayTool
 from ._secrets import Secrets
 from ._spec import KeyFn, ToolSpec
 from ._stores import Store, open_store
+from .ids import quoted
 
 __all__ = ["Clock", "RecordOptions", "Toolkit", "utc_now"]
 
@@ -150,14 +152,20 @@ class Toolkit(ContinuityFacade):
         namespace = dict(caller.f_locals) if caller.f_locals is not caller.f_globals else None
 
         def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+            called = name if name is not None else getattr(f, "__name__", None)
+            if called is None:
+                raise ArgumentError(f"{quoted(repr(f))} has no __name__: give the tool a name=")
+            signature = inspect.signature(f)
+            self._registry.check_free(called)  # before anything is set up under it
+            check_argument_names(called, _named(signature))
             spec = ToolSpec(
-                name=name or f.__name__,
+                name=called,
                 fn=f,
                 determinism=Determinism(determinism),
                 key=key,
                 max_age=max_age,
                 media_type=media_type,
-                signature=inspect.signature(f),
+                signature=signature,
                 description=inspect.getdoc(f) or "",
                 namespace=namespace,
             )
@@ -285,3 +293,9 @@ class Toolkit(ContinuityFacade):
         """The text the model is shown for a result: its tool's own rendering (a page's
         readable text, a search's hit list), else the payload as text."""
         return self._registry.render(result)
+
+
+def _named(signature: inspect.Signature) -> list[str]:
+    """The names of the arguments a tool's schema lists: all but `*args` and `**kwargs`."""
+    varying = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return [p.name for p in signature.parameters.values() if p.kind not in varying]

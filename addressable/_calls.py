@@ -53,10 +53,30 @@ class Calls:
 
     _NO_KEY: Any = object()  # marks "compute the key from the arguments"
 
+    def validated_caller(self, spec: ToolSpec) -> Callable[..., Any]:
+        """What `wrap` gives, for arguments `spec.parse` validated already (a model's):
+        they are recorded and passed on as they are, not validated again."""
+        if spec.is_async:
+
+            async def acall(*args: Any, **kwargs: Any) -> Result:
+                return await self._arun(spec, args, kwargs, validated=True)
+
+            return acall
+
+        def call(*args: Any, **kwargs: Any) -> Result:
+            return self._run(spec, args, kwargs, validated=True)
+
+        return call
+
     def _run(
-        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
+        self,
+        spec: ToolSpec,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        key: Any = _NO_KEY,
+        validated: bool = False,
     ) -> Result:
-        arguments, args_json, key, args, kwargs = self._prepare(spec, args, kwargs, key)
+        arguments, args_json, key, args, kwargs = self._prepare(spec, args, kwargs, key, validated)
         try:
             value = spec.fn(*args, **kwargs)
         except BaseException as exc:
@@ -65,9 +85,14 @@ class Calls:
         return self._record_return(spec, arguments, args_json, key, value)
 
     async def _arun(
-        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any = _NO_KEY
+        self,
+        spec: ToolSpec,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        key: Any = _NO_KEY,
+        validated: bool = False,
     ) -> Result:
-        arguments, args_json, key, args, kwargs = self._prepare(spec, args, kwargs, key)
+        arguments, args_json, key, args, kwargs = self._prepare(spec, args, kwargs, key, validated)
         try:
             value = spec.fn(*args, **kwargs)
             if inspect.isawaitable(value):
@@ -78,11 +103,16 @@ class Calls:
         return self._record_return(spec, arguments, args_json, key, value)
 
     def _prepare(
-        self, spec: ToolSpec, args: Sequence[Any], kwargs: Mapping[str, Any], key: Any
+        self,
+        spec: ToolSpec,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        key: Any,
+        validated: bool = False,
     ) -> _Call:
         """The call's arguments as recorded, their canonical JSON and its key, and the
         arguments the function gets."""
-        arguments, args, kwargs = spec.arguments(args, kwargs)
+        arguments, args, kwargs = spec.arguments(args, kwargs, validated)
         # Canonical before the call: arguments that are not JSON fail before it runs.
         args_json = canonical_args(arguments)
         if key is self._NO_KEY:

@@ -88,9 +88,11 @@ class FunctionTool:
     recorded.
     """
 
-    def __init__(self, spec: ToolSpec, wrapped: Callable[..., Any]) -> None:
+    def __init__(
+        self, spec: ToolSpec, wrapped: Callable[..., Any], validated: Callable[..., Any]
+    ) -> None:
         self._spec = spec
-        self._wrapped = wrapped
+        self._wrapped = validated  # takes what `parse` validated, without validating again
 
     @property
     def name(self) -> str:

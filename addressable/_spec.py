@@ -48,7 +48,7 @@ class ToolSpec:
         return inspect.iscoroutinefunction(self.fn)
 
     def arguments(
-        self, args: Sequence[Any], kwargs: Mapping[str, Any]
+        self, args: Sequence[Any], kwargs: Mapping[str, Any], validated: bool = False
     ) -> tuple[dict[str, Any], Sequence[Any], Mapping[str, Any]]:
         """A Python call's arguments, validated as `pydantic.validate_call` does (lax):
         by parameter name with defaults applied, as recorded (the validated values, as
@@ -56,7 +56,9 @@ class ToolSpec:
 
         Plain values of their annotated types pass as given (nothing to convert: the
         fast, common case). Raises `ArgumentError` naming the argument that does not
-        fit. Defaults are not validated."""
+        fit. Defaults are not validated. `validated`: the values are a model's that
+        `parse` validated already; validating them again would run a validator that
+        changes its value (dollars to cents) twice."""
         names = self.positional_names
         if not kwargs and names is not None and len(args) == len(names):
             # The common case, all arguments given by position: no need for bind().
@@ -65,6 +67,8 @@ class ToolSpec:
             bound = self.signature.bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = dict(bound.arguments)
+        if validated:
+            return self.parameters.recorded(arguments), args, kwargs
         for name, allowed, default in self.parameters.fast:
             if allowed is None:
                 continue
@@ -216,6 +220,24 @@ class Parameters:
                 if attr in dump:
                     recorded[name] = dumped[name]
         return values, recorded
+
+    def recorded(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Arguments validated already, as recorded: each typed value that is not a plain
+        JSON scalar written as JSON (as `validate_python` records it), no validator run
+        again."""
+        dump = {
+            attr
+            for name, attr, typed in self.fields
+            if typed and name in arguments and type(arguments[name]) not in JSON_SCALARS
+        }
+        recorded = dict(arguments)
+        if dump:
+            by_field = {attr: arguments[name] for name, attr, _ in self.fields if attr in dump}
+            dumped = self._dump(self.model.model_construct(**by_field), dump)
+            for name, attr, _ in self.fields:
+                if attr in dump:
+                    recorded[name] = dumped[name]
+        return recorded
 
     def _dump(self, model: BaseModel, fields: set[str]) -> dict[str, Any]:
         try:

@@ -170,7 +170,7 @@ class Toolkit(ContinuityFacade):
                 namespace=namespace,
             )
             wrapped = functools.wraps(f)(self._calls.wrap(spec))
-            self.register(FunctionTool(spec, wrapped))
+            self.register(FunctionTool(spec, wrapped, self._calls.validated_caller(spec)))
             return wrapped
 
         return wrap(fn) if fn is not None else wrap

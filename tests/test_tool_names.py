@@ -66,3 +66,25 @@ def test_a_model_s_argument_error_is_one_short_line_whatever_its_keys() -> None:
     assert said.startswith("error: ArgumentError: ") and "\n" not in said
     huge = kit.handle("count", {"counts": {"k" * 1_000_000: "x"}})
     assert "\n" not in huge and len(huge) < 300
+
+
+def test_a_model_s_arguments_are_validated_once() -> None:
+    # A validator that changes its value (dollars to cents) runs once, from a model as
+    # from Python: the function and the record get the same value, under the same id.
+    from typing import Annotated
+
+    from pydantic import AfterValidator
+
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    seen: list[int] = []
+
+    @kit.tool(determinism="deterministic")
+    def charge(amount: Annotated[int, AfterValidator(lambda dollars: dollars * 100)]) -> str:
+        seen.append(amount)
+        return f"charging {amount} cents"
+
+    direct = charge(5)
+    assert kit.handle("charge", {"amount": 5}) == "charging 500 cents"
+    assert seen == [500, 500]
+    (record,) = kit.store.records(tool="charge")
+    assert record.id == direct.id and record.args == {"amount": 500}

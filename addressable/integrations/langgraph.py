@@ -21,40 +21,44 @@ if TYPE_CHECKING:
 
 
 def tools(kit: Toolkit) -> list[Any]:
-    """Every tool of the kit (`replay_result` included) as a LangChain `StructuredTool`
-    whose calls go through `kit.handle` (`kit.ahandle` when the graph runs async); a
-    failed call's `ToolMessage` has ``status="error"``."""
+    """Every tool of the kit (`replay_result` included) as a LangChain tool whose calls go
+    through `kit.handle` (`kit.ahandle` when the graph runs async), with the model's
+    arguments as given, whatever their names; a failed call's `ToolMessage` has
+    ``status="error"``."""
     try:
-        from langchain_core.tools import StructuredTool, ToolException
+        from langchain_core.tools import BaseTool, ToolException
     except ImportError as exc:
         raise MissingDependency("the LangGraph helpers", "langgraph", "langchain-core") from exc
 
-    def make(definition: dict[str, Any]) -> Any:
-        name = definition["name"]
+    def checked(name: str, text: str) -> str:
+        # A raised ToolException is LangChain's way of saying a call failed: with
+        # `handle_tool_error=True` its text is the ToolMessage's, status "error".
+        if failed(kit, name, text):
+            raise ToolException(text)
+        return text
 
-        def checked(text: str) -> str:
-            # A raised ToolException is LangChain's way of saying a call failed: with
-            # `handle_tool_error=True` its text is the ToolMessage's, status "error".
-            if failed(kit, name, text):
-                raise ToolException(text)
-            return text
+    class KitTool(BaseTool):
+        # Not a StructuredTool: LangChain passes `config` and `run_manager` to a `_run`
+        # that declares them, so StructuredTool's `_run` takes those names out of the
+        # arguments, and a `self` argument clashes with its own `self`. This `_run`
+        # declares only `**arguments` (`self` positional-only), so LangChain adds
+        # nothing and a tool parameter of any name reaches the kit.
+        def _run(self, /, **arguments: Any) -> str:
+            return checked(self.name, kit.handle(self.name, arguments))
 
-        def run(**arguments: Any) -> str:
-            return checked(kit.handle(name, arguments))
+        async def _arun(self, /, **arguments: Any) -> str:
+            return checked(self.name, await kit.ahandle(self.name, arguments))
 
-        async def arun(**arguments: Any) -> str:
-            return checked(await kit.ahandle(name, arguments))
-
-        return StructuredTool.from_function(
-            func=run,
-            coroutine=arun,
-            name=name,
-            description=definition.get("description", ""),
-            args_schema=definition["input_schema"],
+    definitions: list[dict[str, Any]] = [dict(d) for d in kit.tools("anthropic")]
+    return [
+        KitTool(
+            name=d["name"],
+            description=d.get("description", ""),
+            args_schema=d["input_schema"],
             handle_tool_error=True,
         )
-
-    return [make(dict(d)) for d in kit.tools("anthropic")]
+        for d in definitions
+    ]
 
 
 def pre_model_hook(kit: Toolkit, **options: Any) -> Any:

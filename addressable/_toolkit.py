@@ -158,6 +158,12 @@ class Toolkit(ContinuityFacade):
             signature = inspect.signature(f)
             self._registry.check_free(called)  # before anything is set up under it
             check_argument_names(called, _named(signature))
+            if _unbound_method(f, signature):
+                raise ArgumentError(
+                    f"{called!r} is a method in its class's body: its `self` is no "
+                    f"argument a model can give; wrap it bound (kit.tool(obj.{called})) "
+                    "or make it a staticmethod"
+                )
             spec = ToolSpec(
                 name=called,
                 fn=f,
@@ -299,3 +305,11 @@ def _named(signature: inspect.Signature) -> list[str]:
     """The names of the arguments a tool's schema lists: all but `*args` and `**kwargs`."""
     varying = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     return [p.name for p in signature.parameters.values() if p.kind not in varying]
+
+
+def _unbound_method(f: Callable[..., Any], signature: inspect.Signature) -> bool:
+    """Whether `f` is a function defined in a class's body whose first parameter is
+    `self` or `cls`: wrapped there, it would be offered with that parameter."""
+    first = next(iter(signature.parameters), None)
+    parts = getattr(f, "__qualname__", "").split(".")
+    return first in ("self", "cls") and len(parts) > 1 and parts[-2] != "<locals>"

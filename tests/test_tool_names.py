@@ -88,3 +88,22 @@ def test_a_model_s_arguments_are_validated_once() -> None:
     assert seen == [500, 500]
     (record,) = kit.store.records(tool="charge")
     assert record.id == direct.id and record.args == {"amount": 500}
+
+
+def test_a_method_wrapped_in_its_class_body_is_refused_and_a_bound_one_works() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    with pytest.raises(ad.ArgumentError, match="wrap it bound"):
+
+        class Repo:
+            @kit.tool
+            def read(self, path: str) -> str:
+                return path
+
+    class Files:
+        def read(self, path: str) -> str:
+            return f"read {path}"
+
+    kit.tool(Files().read)
+    schema = next(t for t in kit.tools("anthropic") if t["name"] == "read")["input_schema"]
+    assert list(schema["properties"]) == ["path"]
+    assert kit.handle("read", {"path": "a.txt"}) == "read a.txt"

@@ -23,6 +23,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchema
 
 from ._errors import ArgumentError
 from ._models import Determinism
+from ._typeddicts import readable
 from .ids import JSON_SCALARS, QUOTED_CHARS, canonical_args
 
 KeyFn = Callable[..., str | None]
@@ -317,7 +318,7 @@ def _resolve(spec: ToolSpec, params: Sequence[inspect.Parameter]) -> dict[str, A
                 ]
             except Exception:  # an unresolvable name: described and passed as untyped
                 hint = Any
-        hints[p.name] = hint
+        hints[p.name] = readable(hint)
     return hints
 
 

@@ -48,6 +48,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     # wrap a call, record it, replay by id, ingest; bundles of records
     "recording": (
+        "addressable._typeddicts",
         "addressable._spec",
         "addressable._recorder",
         "addressable._unstorable",

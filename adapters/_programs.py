@@ -43,13 +43,11 @@ def allowed_programs(allow: Iterable[str] | None) -> tuple[str, ...] | None:
     """The program names `allow` gives, checked; None for any program."""
     if allow is None:
         return None
-    if isinstance(allow, str):
-        raise ad.ArgumentError(f"Shell: allow= takes program names, such as ({allow!r},)")
-    names = tuple(dict.fromkeys(allow))
+    names = tuple(dict.fromkeys(listed(allow, "allow")))
     if not names:
         raise ad.ArgumentError("Shell: allow= names no program: give one, or None for any")
     for name in names:
-        if not isinstance(name, str) or not name or "\0" in name or any(c.isspace() for c in name):
+        if any(c.isspace() for c in name):
             raise ad.ArgumentError(
                 f"Shell: {name!r} in allow= is not a program name (allow= names programs,"
                 " not the command prefixes pure= and writes= take)"

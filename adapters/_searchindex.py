@@ -112,13 +112,14 @@ class LocalIndex:
                 " WHERE docs MATCH ? ORDER BY score, url LIMIT ?",
                 (match, limit),
             ).fetchall()
-            snippets = [self._snippet(rowid, match, words) for rowid, *_ in rows]
+            stems = self._stems(words) if rows else []  # the query's: the same for each hit
+            snippets = [self._snippet(rowid, match, words, stems) for rowid, *_ in rows]
         return [
             Hit(title=t, url=u, snippet=" ".join(s.split()), score=round(-score, 6))
             for (_, u, t, score), s in zip(rows, snippets, strict=True)
         ]
 
-    def _snippet(self, rowid: int, match: str, words: list[str]) -> str:
+    def _snippet(self, rowid: int, match: str, words: list[str], stems: list[str]) -> str:
         """FTS5's snippet of one matched document: of all of it (so the very snippet
         snippet() gives) unless it is matched too often for that, else of the three chunks
         around its first match, with an ellipsis where they leave text out."""
@@ -128,7 +129,6 @@ class LocalIndex:
         body = str(body or "")
         cuts = _chunks(body)
         self._fill([(None, body[start:end]) for start, end in cuts])
-        stems = self._stems(words)
         matches = self._matches(stems)
         if matches <= _MOST_MATCHES and matches * len(body) <= _MOST_WORK:
             start, end = 0, len(body)

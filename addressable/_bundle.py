@@ -32,6 +32,7 @@ from ._models import Observation, Record
 from ._stores import Store
 from ._stores._base import USER_PIN, Pin
 from ._stores._codec import one_line
+from ._stores._index import refs
 from .ids import ID_LENGTH, content_hash
 
 FORMAT = "addressable-bundle"
@@ -207,11 +208,12 @@ def _settles_only_its_own(
     nor the store is settled by nothing here: it is let be."""
     for entry in sorted((e for group in entries.values() for e in group), key=lambda e: e.number):
         record = entry.record
-        for name, value in record.meta.items():
-            if not isinstance(value, str) or value in lines_of or not _ID.fullmatch(value):
+        for value in refs(record):  # the ids its meta names, as the store finds them
+            if value in lines_of:
                 continue
             held = _held(store, value)
             if held is not None and held.is_action:
+                name = next(k for k, v in record.meta.items() if v == value)
                 raise BundleError(
                     f"{path}:{entry.number}: record {record.id} names the action {value} "
                     f"(meta {words(repr(name))}), which this store holds and the bundle "

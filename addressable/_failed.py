@@ -28,11 +28,16 @@ def shown_record(kit: Toolkit, name: str, text: str) -> Record | None:
 
 
 def failed(kit: Toolkit, name: str, text: str) -> bool:
-    """Whether the call of tool `name` that gave `text` (through `kit.handle`) failed.
-    The record it shows says so, whatever the text (a tool that succeeded may return
-    ``error: ...``, and a command that timed out shows its output); with no record, an
-    ``error: ...`` text says so (refused before it ran, or `replay_result`'s own error)."""
-    record = shown_record(kit, name, text)
+    """Whether the call of tool `name` that gave `text` (through `kit.handle`) failed:
+    `failed_with` the record it shows."""
+    return failed_with(shown_record(kit, name, text), text)
+
+
+def failed_with(record: Record | None, text: str) -> bool:
+    """Whether a call failed, given the record `shown_record` found for it. The record
+    says so, whatever the text (a tool that succeeded may return ``error: ...``, and a
+    command that timed out shows its output); with no record, an ``error: ...`` text
+    says so (refused before it ran, or `replay_result`'s own error)."""
     if record is not None:
         return record.status is Status.ERROR
     return text.startswith("error: ")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
@@ -49,14 +49,7 @@ class Known:
     def new(self, value: str) -> bool:
         """Whether the conversation does not show `value` whole: `feature/login` is new
         beside `feature/login-v2`, and `usr_12` beside `usr_123`."""
-        text = self.text
-        at = text.find(value)
-        while at >= 0:
-            end = at + len(value)
-            if not _goes_on(text, at - 1) and not _goes_on(text, end):
-                return False
-            at = text.find(value, at + 1)
-        return True
+        return not _shows_whole(self.text, value, _in_value)
 
     def names(self, text: str, limit: int = 200) -> list[str]:
         """Identifiers in `text` the conversation does not show yet, most telling
@@ -80,14 +73,18 @@ class Known:
 def _holds(other: str, name: str) -> bool:
     """Whether `other` holds `name` whole (`src/a.py` holds `a.py`; `usr_123` does not
     hold `usr_12`)."""
-    at = other.find(name)
+    return _shows_whole(other, name, _word_char)
+
+
+def _shows_whole(text: str, value: str, goes_on: Callable[[str], bool]) -> bool:
+    """Whether `value` is in `text` with no character either side that `goes_on` says
+    would make it a longer value."""
+    at = text.find(value)
     while at >= 0:
-        end = at + len(name)
-        before = other[at - 1] if at else " "
-        after = other[end] if end < len(other) else " "
-        if not _word_char(before) and not _word_char(after):
+        end = at + len(value)
+        if not (at and goes_on(text[at - 1])) and not (end < len(text) and goes_on(text[end])):
             return True
-        at = other.find(name, at + 1)
+        at = text.find(value, at + 1)
     return False
 
 
@@ -95,10 +92,10 @@ def _word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-def _goes_on(text: str, at: int) -> bool:
-    """Whether the character at `at` would make a value there longer (a letter, a digit,
-    `_` or `-`); the text's ends do not."""
-    return 0 <= at < len(text) and (_word_char(text[at]) or text[at] == "-")
+def _in_value(char: str) -> bool:
+    """Whether `char` would make a value it stands beside longer (`feature/login` in
+    `feature/login-v2`)."""
+    return _word_char(char) or char == "-"
 
 
 def _telling(name: str) -> int:

@@ -69,9 +69,8 @@ MESSAGE_OVERHEAD = 3  # tokens each message costs beyond its text (role and sepa
 RESPONSES_ITEMS = frozenset(
     {
         "function_call",
-        "function_call_output",
         "custom_tool_call",
-        "custom_tool_call_output",
+        *RESULT_ITEMS,
         "reasoning",
         "item_reference",
         "compaction",

@@ -88,11 +88,9 @@ class FunctionTool:
     recorded.
     """
 
-    def __init__(
-        self, spec: ToolSpec, wrapped: Callable[..., Any], validated: Callable[..., Any]
-    ) -> None:
+    def __init__(self, spec: ToolSpec, call: Callable[..., Any]) -> None:
         self._spec = spec
-        self._wrapped = validated  # takes what `parse` validated, without validating again
+        self._call = call  # takes what `parse` validated, without validating again
 
     @property
     def name(self) -> str:
@@ -108,7 +106,7 @@ class FunctionTool:
 
     def handle(self, arguments: dict[str, Any]) -> str:
         args, kwargs = self._spec.parse(arguments)
-        outcome = self._wrapped(*args, **kwargs)
+        outcome = self._call(*args, **kwargs)
         if inspect.isawaitable(outcome):
             outcome = _run_coroutine(outcome)
         return result_text(outcome)
@@ -116,8 +114,8 @@ class FunctionTool:
     async def ahandle(self, arguments: dict[str, Any]) -> str:
         args, kwargs = self._spec.parse(arguments)
         if not self._spec.is_async:  # a sync function runs in a thread: the loop goes on
-            return result_text(await asyncio.to_thread(self._wrapped, *args, **kwargs))
-        outcome = self._wrapped(*args, **kwargs)
+            return result_text(await asyncio.to_thread(self._call, *args, **kwargs))
+        outcome = self._call(*args, **kwargs)
         if inspect.isawaitable(outcome):
             outcome = await outcome
         return result_text(outcome)

@@ -244,20 +244,21 @@ class Recorder:
 
     def get(self, id: str) -> Record:
         """The record for an id or unique prefix."""
-        text = check_prefix(id)
-        # A full id needs no resolving: `get` itself says NotFound or Expired.
-        return self.store.get(text if len(text) == ID_LENGTH else self.store.resolve(text))
+        return self.store.get(self._full_id(id))
 
     def fetch(self, id: str) -> tuple[Record, bytes]:
         """The record for an id or unique prefix, and its payload: a replay."""
-        text = check_prefix(id)
-        store = self.store
-        if len(text) != ID_LENGTH:
-            text = store.resolve(text)
+        text, store = self._full_id(id), self.store
         if isinstance(store, KeyValueStore):  # one read for both, where it can
             return store.fetch(text)
         record = store.get(text)
         return record, store.read(record)
+
+    def _full_id(self, id: str) -> str:
+        """The full id an id or unique prefix names. A full id needs no resolving: the
+        store's read itself says NotFound or Expired."""
+        text = check_prefix(id)
+        return text if len(text) == ID_LENGTH else self.store.resolve(text)
 
     def ingest(
         self,

@@ -126,6 +126,13 @@ class ToolSpec:
 
 
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def named_parameters(signature: inspect.Signature) -> list[inspect.Parameter]:
+    """The parameters a tool's schema lists by name: all but `*args` and `**kwargs`."""
+    return [p for p in signature.parameters.values() if p.kind not in _VARIADIC]
+
+
 _SHOWN_ERRORS = 5  # validation errors named in one message; the rest are counted
 
 
@@ -143,7 +150,7 @@ class Parameters:
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec
         params = spec.signature.parameters.values()
-        self.named = [p for p in params if p.kind not in _VARIADIC]
+        self.named = named_parameters(spec.signature)
         self.var_keyword = next(
             (p.name for p in params if p.kind is inspect.Parameter.VAR_KEYWORD), None
         )
@@ -209,18 +216,12 @@ class Parameters:
         except ValidationError as exc:
             raise _argument_error(exc) from None
         values = dict(arguments)
-        recorded = dict(arguments)
         dump: set[str] = set()
         for name, attr, typed in self.fields:
             values[name] = getattr(model, attr)
             if typed and (name in given or type(values[name]) not in JSON_SCALARS):
                 dump.add(attr)
-        if dump:
-            dumped = self._dump(model, dump)
-            for name, attr, _ in self.fields:
-                if attr in dump:
-                    recorded[name] = dumped[name]
-        return values, recorded
+        return values, self._with_dumped(arguments, model, dump)
 
     def recorded(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Arguments validated already, as recorded: each typed value that is not a plain
@@ -231,10 +232,18 @@ class Parameters:
             for name, attr, typed in self.fields
             if typed and name in arguments and type(arguments[name]) not in JSON_SCALARS
         }
+        if not dump:
+            return dict(arguments)
+        by_field = {attr: arguments[name] for name, attr, _ in self.fields if attr in dump}
+        return self._with_dumped(arguments, self.model.model_construct(**by_field), dump)
+
+    def _with_dumped(
+        self, arguments: Mapping[str, Any], model: BaseModel, dump: set[str]
+    ) -> dict[str, Any]:
+        """`arguments` as recorded: the fields in `dump` as `model` writes them as JSON."""
         recorded = dict(arguments)
         if dump:
-            by_field = {attr: arguments[name] for name, attr, _ in self.fields if attr in dump}
-            dumped = self._dump(self.model.model_construct(**by_field), dump)
+            dumped = self._dump(model, dump)
             for name, attr, _ in self.fields:
                 if attr in dump:
                     recorded[name] = dumped[name]

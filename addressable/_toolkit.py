@@ -31,7 +31,7 @@ from ._recorder import Clock, Recorder, RecordOptions, checked_time, utc_now
 from ._registry import ToolRegistry, check_argument_names
 from ._replaytool import ReplayTool
 from ._secrets import Secrets
-from ._spec import KeyFn, ToolSpec
+from ._spec import KeyFn, ToolSpec, named_parameters
 from ._stores import Store, open_store
 from .ids import quoted
 
@@ -157,7 +157,7 @@ class Toolkit(ContinuityFacade):
                 raise ArgumentError(f"{quoted(repr(f))} has no __name__: give the tool a name=")
             signature = inspect.signature(f)
             self._registry.check_free(called)  # before anything is set up under it
-            check_argument_names(called, _named(signature))
+            check_argument_names(called, [p.name for p in named_parameters(signature)])
             if _unbound_method(f, signature):
                 raise ArgumentError(
                     f"{called!r} is a method in its class's body: its `self` is no "
@@ -176,7 +176,7 @@ class Toolkit(ContinuityFacade):
                 namespace=namespace,
             )
             wrapped = functools.wraps(f)(self._calls.wrap(spec))
-            self.register(FunctionTool(spec, wrapped, self._calls.validated_caller(spec)))
+            self.register(FunctionTool(spec, self._calls.validated_caller(spec)))
             return wrapped
 
         return wrap(fn) if fn is not None else wrap
@@ -299,12 +299,6 @@ class Toolkit(ContinuityFacade):
         """The text the model is shown for a result: its tool's own rendering (a page's
         readable text, a search's hit list), else the payload as text."""
         return self._registry.render(result)
-
-
-def _named(signature: inspect.Signature) -> list[str]:
-    """The names of the arguments a tool's schema lists: all but `*args` and `**kwargs`."""
-    varying = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    return [p.name for p in signature.parameters.values() if p.kind not in varying]
 
 
 def _unbound_method(f: Callable[..., Any], signature: inspect.Signature) -> bool:

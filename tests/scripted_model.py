@@ -97,6 +97,20 @@ def _results(path: str, body: dict[str, Any]) -> Iterator[str]:
                     yield _text(block.get("content"))
 
 
+def chat_body(message: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI Chat Completions answer (what `POST /chat/completions` returns) of one
+    assistant `message`, ending in its tool calls when it makes some."""
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
 def responses_body(id: str, output: list[dict[str, Any]], tokens: int = 1) -> dict[str, Any]:
     """An OpenAI Responses API answer (what `POST /responses` returns) holding `output`."""
     return {

@@ -14,6 +14,8 @@ import pytest
 
 import addressable as ad
 
+from .scripted_model import chat_body
+
 CALLS = [
     ("call_0", "deploy", {"service": "web", "config": {"env": "prod"}}),
     ("call_1", "trace", {"run_manager": "ops"}),
@@ -75,16 +77,7 @@ def _chat(first: bool) -> dict[str, Any]:
             {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
             for i, n, a in CALLS
         ]
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1700000000,
-        "model": "gpt-4o",
-        "choices": [
-            {"index": 0, "finish_reason": "tool_calls" if first else "stop", "message": message}
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
+    return chat_body(message)
 
 
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])

@@ -20,7 +20,7 @@ import pytest
 
 import addressable as ad
 
-from .scripted_model import responses_body
+from .scripted_model import chat_body, responses_body
 
 CALLS = [("call_0", "lookup"), ("call_1", "boom"), ("call_2", "says")]
 FAILED = "error: RuntimeError: the backend is down"
@@ -85,16 +85,7 @@ def _chat(first: bool) -> dict[str, Any]:
             {"id": i, "type": "function", "function": {"name": n, "arguments": '{"name": "x"}'}}
             for i, n in CALLS
         ]
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1700000000,
-        "model": "gpt-4o",
-        "choices": [
-            {"index": 0, "finish_reason": "tool_calls" if first else "stop", "message": message}
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
+    return chat_body(message)
 
 
 def _responses(first: bool) -> dict[str, Any]:

@@ -263,13 +263,14 @@ class Proxy:
                 f"the upstream server closed the connection during {name!r} (it exited or crashed)"
             )
         said = str(exc)
-        if redact_urls(said) == said:
+        clean = redact_urls(said)
+        if clean == said:
             return exc
         # Its text quotes the arguments (an upstream's error, its validation's): recorded
         # with the credentials in their URLs redacted, as the arguments are.
         if isinstance(exc, MCPError):
             return MCPError(code=exc.code, message=redact_urls(exc.error.message))
-        return UpstreamError(redact_urls(f"{type(exc).__name__}: {said}"))
+        return UpstreamError(f"{type(exc).__name__}: {clean}")
 
     async def _record_failure(
         self,

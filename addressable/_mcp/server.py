@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import AddressableError, ArgumentError, ConfigError
-from .._failed import failed, shown_record
+from .._failed import failed_with, shown_record
 from .._models import Record
 from .._replaytool import NAME as REPLAY
 from .._toolkit import Toolkit
@@ -167,7 +167,10 @@ def build_server(kit: Toolkit, name: str = "addressable") -> Server[Any]:
         content: list[Any] = [types.TextContent(type="text", text=text)]
         if record is not None:
             content.append(results.link(record))
-        return types.CallToolResult(content=content, is_error=failed(kit, params.name, text))
+        # The record shown is the call's own (`shown_record`), but replay_result's: that
+        # one shows an earlier call, whose status is not this call's.
+        own = record if params.name != REPLAY else None
+        return types.CallToolResult(content=content, is_error=failed_with(own, text))
 
     server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)

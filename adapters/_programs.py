@@ -6,12 +6,13 @@ it is at HEAD)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 import addressable as ad
 
 from ._git import clean_at_head, commit_of
+from ._launchers import check_launches
 
 _GIT_SHOW = re.compile(r"^git\s+show\s+([^\s:]+):(\S+)$")
 _CAT = re.compile(r"^cat\s+(?:--\s+)?(\S+)$")
@@ -96,6 +97,16 @@ def check_program(
             f"{tool}: {shown} is a shell or a command runner, which this Shell "
             "adapter does not run; nothing was run"
         )
+
+
+def check_command(
+    tool: str, argv: Sequence[str], allow: tuple[str, ...] | None, allow_shell: bool
+) -> None:
+    """`ScopeError` unless the model may run `argv`: its program (`check_program`), and
+    each program its options make it start (`find -exec`, `git -c`: see `_launchers`)."""
+    check_program(tool, argv[0], allow, allow_shell)
+    if not allow_shell:
+        check_launches(tool, argv, lambda words: check_command(tool, words, allow, allow_shell))
 
 
 def classify(

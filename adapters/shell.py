@@ -16,7 +16,7 @@ from ._git import ENV_ALLOW
 from ._http import DEFAULT_MAX_BYTES, ResponseTooLarge
 from ._process import Ran, run
 from ._programs import RUNNERS as RUNNERS
-from ._programs import allowed_programs, cat_key, check_program, classify, listed
+from ._programs import allowed_programs, cat_key, check_command, classify, listed
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
@@ -33,8 +33,13 @@ class Shell(Adapter):
     `allow=None` (the default, kept for compatibility) any program on PATH runs, except,
     unless `allow_shell` is set, a shell or a command runner (`RUNNERS`: sh, bash, env,
     xargs, sudo, timeout, ...) by name or path. That refusal is not a boundary: many
-    ordinary programs run others (`python3 -c`, `find -exec`, a git alias, awk's
-    `system`); only `allow` bounds what a model can make run. A program not allowed is
+    ordinary programs run others (`python3 -c`, awk's `system`); only `allow` bounds
+    what a model can make run. Either way, the options by which find, fd, rg, git, tar,
+    sort, rsync, zip and go start a program are checked too (see `_launchers`): the
+    program such an option names must be one the model may run, and one that a shell
+    would run (`tar --to-command`, `git -c`, `git rebase -x`, a `git config` that sets
+    a value) is refused. A program that interprets code (python, awk, sed, make) runs
+    what it is given: allowing it allows any code. A program not allowed is
     refused with `ScopeError`; an empty command, an unclosed quote or a NUL byte with
     `ArgumentError`. Nothing runs and nothing is recorded for a refused command.
     `allow_shell=True` runs the model's command through `/bin/sh` and cannot be combined
@@ -152,7 +157,7 @@ class Shell(Adapter):
             raise ad.ScopeError("this Shell adapter runs no shell: create it with allow_shell=True")
         text, argv = split_command(command, shell, self.name)
         if not shell:
-            check_program(self.name, argv[0], self.allow, self.allow_shell)
+            check_command(self.name, argv, self.allow, self.allow_shell)
         limit = self.timeout if timeout is None else timeout_seconds(timeout, self.name)
         args: dict[str, Any] = {"command": text, "cwd": str(self.cwd)}
         if shell:

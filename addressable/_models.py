@@ -216,6 +216,13 @@ def with_tokens(record: Record, tokens: int) -> Record:
     return assembled(Record, values, record.model_fields_set | {"tokens"})
 
 
+def count_tokens_of_new(record: Record, tokens: int) -> None:
+    """Set the token count of a record just read, before anyone holds it: what
+    `with_tokens` gives, without copying it (a record is read on every replay)."""
+    record.__dict__["tokens"] = tokens
+    record.__pydantic_fields_set__.add("tokens")
+
+
 def stored_result(record: Record, payload: bytes, replayed: bool) -> Result:
     """The `Result` of a record this package made or read and its payload: built
     without validating them again when the payload is exactly `bytes`."""

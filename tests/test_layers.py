@@ -106,6 +106,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._hits",
         "adapters._html",
         "adapters._http",
+        "adapters._launchers",
         "adapters._process",
         "adapters._programs",
         "adapters._rootfs",

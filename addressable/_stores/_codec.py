@@ -21,7 +21,15 @@ import blake3
 from pydantic import TypeAdapter, ValidationError
 
 from .._errors import ArgumentError, IntegrityError
-from .._models import Determinism, Observation, Outcome, Record, Status, assembled
+from .._models import (
+    Determinism,
+    Observation,
+    Outcome,
+    Record,
+    Status,
+    assembled,
+    count_tokens_of_new,
+)
 from .._payload import TEXT
 from ..ids import JSON_SCALARS, json_writer
 from ._base import Pin
@@ -250,9 +258,10 @@ class _Damaged(IntegrityError):
         self.problem = problem  # "unreadable" or "altered"
 
 
-def load_record(record_id: str, raw: bytes) -> Record:
+def load_record(record_id: str, raw: bytes, tokens: bytes | None = None) -> Record:
     """The record stored under `record_id`, checked: `_Damaged` if it cannot be given
-    back as written."""
+    back as written. `tokens`: its payload's token count as stored beside it, if read
+    with it."""
     if raw[:1] == b"{":
         body = raw  # written before records carried a checksum
     else:
@@ -275,6 +284,8 @@ def load_record(record_id: str, raw: bytes) -> Record:
         raise _Damaged(
             f"the record stored under {record_id} names another id, {record.id}", "altered"
         )
+    if tokens is not None:  # the record is new and not yet shared: set, not copied
+        count_tokens_of_new(record, int(tokens))
     return record
 
 

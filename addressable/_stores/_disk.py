@@ -91,11 +91,10 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
     def get_joined(self, record_id: str) -> tuple[bytes, bytes | None, bytes | None] | None:
         """A record's value, with its payload (when kept in a row, not a file) and its
         token count, in one statement; None if there is no record."""
-        rows = self._cache._con.execute(JOINED, (record_id,)).fetchall()
-        if not rows:
-            return None
-        ((value, payload, tokens),) = rows
-        return bytes(value), None if payload is None else bytes(payload), tokens
+        # `id` is the primary key: one row at most. Blobs come back as `bytes`.
+        row: tuple[bytes, bytes | None, bytes | None] | None
+        row = self._cache._con.execute(JOINED, (record_id,)).fetchone()
+        return row
 
     @translated("writing")
     def set(self, key: str, value: bytes) -> None:

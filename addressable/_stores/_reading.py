@@ -73,8 +73,7 @@ class Reading:
         if found is None:
             return None
         value, payload, tokens = found
-        record = load_record(record_id, value)
-        return (record if tokens is None else with_tokens(record, int(tokens))), payload
+        return load_record(record_id, value, tokens), payload
 
     def _get_apart(self, record_id: str) -> Record:
         """`get` by key (a backend may keep some records apart from the joined read)."""

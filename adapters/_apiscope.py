@@ -23,7 +23,8 @@ WRITES = {
 class Scope(BaseModel):
     """What an Api adapter may do: which origins, as which identities, which actions.
     A call outside it raises `ScopeError` and nothing is sent. "write" allows
-    reversible writes too."""
+    reversible writes too, and "read" the re-read of a recorded read
+    (`replay(id, verify=True)`); "replay" alone allows only that re-read."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -37,6 +38,10 @@ class Scope(BaseModel):
             raise ad.ScopeError(f"{where} is not an allowed origin; nothing was sent")
         if self.identities is not None and identity not in self.identities:
             raise ad.ScopeError(f"identity {identity!r} is outside the scope; nothing was sent")
-        allowed = self.actions | ({"reversible-write"} if "write" in self.actions else set())
+        allowed = set(self.actions)
+        if "write" in allowed:
+            allowed.add("reversible-write")
+        if "read" in allowed:  # a re-read is a read
+            allowed.add("replay")
         if action not in allowed:
             raise ad.ScopeError(f"{action} is outside the scope; nothing was sent")

@@ -116,6 +116,16 @@ class Api(ApiRecording):
         self.max_bytes = max_bytes
         kit.on_rerun(self.name, self._reread)
 
+    def __call__(self, method: str, url: str, **kwargs: Any) -> ad.Result:
+        """One call by its HTTP method, as the other adapters are called: `GET` is `get`
+        (`identity=`, `action=`), any other method `write` (its keywords)."""
+        if not isinstance(method, str):
+            raise ad.ArgumentError(f"{self.name}: method must be a str, not {method!r}")
+        verb = method.upper()
+        if verb == "GET":
+            return self.get(url, **kwargs)
+        return self.write(verb, url, **kwargs)
+
     # -- reads -----------------------------------------------------------------------------
 
     def get(self, url: str, *, identity: str, action: Action = "read") -> ad.Result:

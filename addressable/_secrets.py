@@ -124,6 +124,19 @@ _ESCAPES = ("&#", "%", "\\")  # how HTML, URLs and JSON/Python escape a characte
 _ESCAPES_BYTES = tuple(e.encode() for e in _ESCAPES)
 
 
+# Every value any kit in this process has resolved (in memory only): a state document is
+# checked against them all, whichever kit resolved them.
+_RESOLVED: set[str] = set()
+_RESOLVED_LOCK = threading.Lock()
+
+
+def resolved_values() -> frozenset[str]:
+    """The values of every secret a kit in this process has resolved, to check that none
+    was written where it must not be (a state document)."""
+    with _RESOLVED_LOCK:
+        return frozenset(_RESOLVED)
+
+
 class Secrets:
     """The secrets a Toolkit has resolved, to mask them wherever data is kept."""
 
@@ -169,6 +182,8 @@ class Secrets:
 
     def remember(self, ref: str, value: str) -> None:
         if len(value) >= _MIN_MASKED:
+            with _RESOLVED_LOCK:
+                _RESOLVED.add(value)
             with self._lock:
                 if self._values.get(value) != ref:
                     self._values[value] = ref

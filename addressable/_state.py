@@ -23,6 +23,7 @@ from pydantic import Field
 from ._errors import AddressableError
 from ._models import Outcome
 from ._reports import Report
+from ._secrets import resolved_values
 from ._stateparts import (
     Artifact,
     Checkpoint,
@@ -78,8 +79,9 @@ class StateDocument(DocumentPart):
         secrets: Iterable[str] = (),
     ) -> list[Problem]:
         """Every problem found, each naming what is wrong; [] when the document is sound.
-        `store` lets evidence and actions be checked; `secrets` are values that must
-        never appear in the document. A document too large is told only that: the rest
+        `store` lets evidence and actions be checked. No secret's value may appear in
+        the document: those any kit in this process resolved are looked for, and
+        `secrets`, values given besides. A document too large is told only that: the rest
         would be judged on what must be written again anyway."""
         texts = list(_texts(self.model_dump(mode="json"), ""))
         found = _size(texts, self.model_dump_json)
@@ -91,7 +93,7 @@ class StateDocument(DocumentPart):
         if store is not None:
             found += self._evidence(store) + self._actions(store)
         found += self._hypotheses()
-        found += self._secrets(secrets) + _credentials(texts)
+        found += self._secrets([*secrets, *resolved_values()]) + _credentials(texts)
         return found
 
     def _coverage(self) -> list[Problem]:

@@ -339,3 +339,51 @@ def test_a_verification_whose_read_is_over_the_limit_is_unknown(
         return await api.averify(done.id, identity="user_a")
 
     assert asyncio.run(verify_async()).record.outcome is ad.Outcome.UNKNOWN
+
+
+# -- as DESIGN and the README show it ---------------------------------------------------
+
+
+def test_read_allows_the_re_read_of_a_recorded_read(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    """A scope of "read" and "write" (as the README writes it) re-reads a GET on
+    `replay(verify=True)`: a re-read is a read. "replay" alone allows only that."""
+    url = server.url("/invoices/1042")
+    scope = Scope(origins=(server.url(),), actions=frozenset({"read", "write"}))
+    api = Api(kit, identities=IDENTITIES, scope=scope)
+    res = api.get(url, identity="user_a")
+    invoices.invoice["status"] = "paid"
+    assert kit.replay(res.id, verify=True).changed is True
+    only_replay = Scope(origins=(server.url(),), actions=frozenset({"replay"}))
+    with pytest.raises(ad.ScopeError, match="read is outside the scope"):
+        Api(kit, identities=IDENTITIES, scope=only_replay, name="replays").get(
+            url, identity="user_a"
+        )
+
+
+def test_the_adapter_is_callable_by_method(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    api = make_api(kit, server)
+    url = server.url("/invoices/1042")
+    read = api("GET", url, identity="user_a")
+    assert read.record.determinism is ad.Determinism.DETERMINISTIC
+    assert json.loads(read.payload)["status"] == "open"
+    wrote = api("patch", url, identity="user_a", json_body={"status": "paid"})
+    assert wrote.record.determinism is ad.Determinism.SIDE_EFFECT
+    assert wrote.record.args["method"] == "PATCH" and invoices.invoice["status"] == "paid"
+    with pytest.raises(ad.ArgumentError, match="method"):
+        api(None, url, identity="user_a")  # type: ignore[arg-type]
+
+
+def test_a_write_is_keyed_by_its_idempotency_key(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices
+) -> None:
+    api = make_api(kit, server)
+    url = server.url("/invoices/1042")
+    given = api.patch(url, identity="user_a", json_body={"memo": "a"}, idempotency_key="k-1")
+    made = api.patch(url, identity="user_a", json_body={"memo": "b"})
+    assert given.record.key == given.record.idempotency_key == "k-1"
+    assert made.record.key is not None and made.record.key == made.record.idempotency_key
+    assert [r.id for r in kit.store.records(key="k-1")] == [given.id]

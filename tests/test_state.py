@@ -151,6 +151,22 @@ def test_a_secret_value_is_a_problem() -> None:
     assert "s3cr3t" not in str(leaky.problems(secrets=["s3cr3t-v4lue"])[0])
 
 
+def test_a_value_any_kit_resolved_is_a_problem_without_being_given(
+    kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str]
+) -> None:
+    """`problems(store=...)`, as DESIGN writes it, finds the value of a secret the kit
+    sent, though nobody passed `secrets=`."""
+    token = secret_env("STATE_API_TOKEN")
+    server.routes[("GET", "/me")] = lambda request: Reply(200, b"{}")
+    identity = Identity(name="bot", headers={"Authorization": "Bearer secret:env:STATE_API_TOKEN"})
+    api = Api(kit, identities=[identity], scope=Scope(origins=(server.url(),)))
+    api.get(server.url("/me"), identity="bot")
+    leaky = doc(ITEMS, [], commitments=[f"send the report with {token}"])
+    assert kinds(leaky.problems(store=kit.store)) == ["secret"]
+    assert token not in str(leaky.problems(store=kit.store))
+    assert doc(ITEMS, [], commitments=["send the report"]).problems(store=kit.store) == []
+
+
 def test_the_schema_is_strict_and_fits_both_apis() -> None:
     schema = ad.state_schema()
 

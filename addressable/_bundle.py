@@ -46,7 +46,7 @@ class BundleSummary(BaseModel):
     """What an export wrote or an import took in."""
 
     records: int
-    blobs: int
+    blobs: int  # payloads written; on import, those of the records it added
     skipped: int = 0  # records the importing store already had
 
 
@@ -99,6 +99,7 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     entries, blobs = _check(store, path)
     imported = skipped = 0
     read_again = 0
+    brought: set[str] = set()  # the payloads of the records imported
     for number, item in lines(path, only=blobs):
         digest, data = blob_of(path, number, item)
         if digest != blobs[number] or content_hash(data) != digest:
@@ -109,6 +110,7 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
             record = entry.record
             if _held(store, record.id) is None and store.put(_uncounted(record), data):
                 imported += 1
+                brought.add(digest)
                 _count(store, record)
             else:
                 skipped += 1
@@ -127,7 +129,7 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
             f"{path}: the bundle changed while it was imported: {len(blobs) - read_again} of "
             f"its {len(blobs)} payloads were no longer there ({imported} records written)"
         )
-    return BundleSummary(records=imported, blobs=len(blobs), skipped=skipped)
+    return BundleSummary(records=imported, blobs=len(brought), skipped=skipped)
 
 
 class _Entry(NamedTuple):

@@ -135,6 +135,7 @@ def test_missing_blob_is_damage_and_orphan_blob_is_not(store: ad.Store) -> None:
         kit.replay(lost.id)
     report = store.verify()
     assert [(d.id, d.problem) for d in report.damaged] == [(lost.id, "missing")]
+    assert report.blobs_checked == 1  # the missing payload was not re-hashed
     assert (report.orphan_blobs, report.orphan_bytes) == (1, 6)
     assert kit.replay(kept.id).payload == b"kept"
 

@@ -100,7 +100,7 @@ class Upkeep(Pinning):
         damaged.sort(key=lambda d: d.id)
         return VerifyReport(
             records=len(record_keys),
-            blobs_checked=len(checked),
+            blobs_checked=sum(problem != "missing" for problem, _ in checked.values()),
             damaged=damaged,
             orphan_blobs=len(orphans) + len(strays),
             orphan_bytes=orphan_bytes + sum(strays.values()),

@@ -5,8 +5,9 @@ is never evicted: the newest `keep_last` results (but an exact copy of a later r
 its content stays whole in the later copy); an Action whose outcome is still unknown
 (its stub would hide that the world may have changed); the newest result of each key a
 pending step depends on; what the caller pins; results of `replay_result`; small
-results (a stub would save little); calls still in flight. If the store cannot take a
-result, the original stays: compaction never drops what it could not save.
+results, but after an older result that goes (see below); calls still in flight. If
+the store cannot take a result, the original stays: compaction never drops what it
+could not save.
 
 With `target_tokens` (a low-water mark) it evicts only until the list is that small,
 least needed first: a result a later one superseded (the same key read again, the same
@@ -14,6 +15,11 @@ command run again), then results the agent's latest messages do not use, oldest 
 the results whose values the latest messages still use go last. Evicting in one batch
 down to a mark well under the trigger keeps the next compaction many turns away, and
 the prompt cache whole in between.
+
+Results smaller than `MIN_EVICT_TOKENS` go only when an older result goes in the same
+compaction: the prompt cache is broken before them then, and their stubs save a little.
+With `trim_to`, the agent's old words are cut too when stubs alone leave the list over
+it (see `_trim`).
 
 A stub leaves out the values the list shows outside tool results and in the stubs
 before it, and shows the short id the store gave its record. Once made, it is
@@ -41,6 +47,7 @@ from ._models import Determinism
 from ._sdkviews import Source, restore, views
 from ._summarize import DEFAULT_BUDGET, Summarizer
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
+from ._trim import cut_dialogue
 from .ids import listed
 
 MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
@@ -73,6 +80,7 @@ class Compaction(BaseModel):
     tokens_after: int
     shape: Shape
     source: Source = "dicts"
+    cut: list[int] = []  # the messages whose text `trim_to` cut
 
 
 STUB_PIN = "stub"
@@ -89,6 +97,7 @@ def compact(
     keep_last: int = 3,
     trigger_tokens: int | None = None,
     target_tokens: int | None = None,
+    trim_to: int | None = None,
     format: str = "auto",
     budget: int = DEFAULT_BUDGET,
     summarizer: Summarizer | None = None,
@@ -104,14 +113,19 @@ def compact(
     With `trigger_tokens`, nothing is evicted until the list is over that many tokens.
     With `target_tokens`, results are evicted, least needed first, only until the list
     is at most that many tokens (or nothing is left to evict); without it, every result
-    but the newest `keep_last` is. Each stub takes at most `budget` tokens, and less for
-    a small result. `pins` are record or tool-call ids to keep whole; `pending_keys` are
-    keys a pending step depends on (the newest result of each stays). Results the kit
-    did not make are ingested first, keyed by their tool-call id, as Claims unless
-    `determinism_of` names their tool; a side effect is then an Action whose outcome is
-    `unknown`, which stays whole (nobody said what it did). `system` counts in the
-    tokens. Raises `MalformedMessages` naming the offending message index when the list
-    is not well formed, and `ArgumentError` for a limit that cannot be obeyed.
+    but the newest `keep_last` is. With `trim_to`, a list still over that many tokens
+    once its results are stubs has the agent's oldest messages cut too (see `_trim`):
+    each becomes `[…]` and the values it quotes from tool results, until the list is at
+    most `trim_to`; user messages, tool calls and the newest `keep_last` turns stay
+    whole, and `Compaction.cut` lists the messages cut. Each stub takes at most
+    `budget` tokens, and less for a small result. `pins` are record or tool-call ids to
+    keep whole; `pending_keys` are keys a pending step depends on (the newest result of
+    each stays). Results the kit did not make are ingested first, keyed by their
+    tool-call id, as Claims unless `determinism_of` names their tool; a side effect is
+    then an Action whose outcome is `unknown`, which stays whole (nobody said what it
+    did). `system` counts in the tokens. Raises `MalformedMessages` naming the
+    offending message index when the list is not well formed, and `ArgumentError` for a
+    limit that cannot be obeyed.
 
     Each record a stub points to is pinned (reason "stub", see `STUB_PIN_AGE`), so that
     gc keeps it while the stub can be in use: the pin ends `STUB_PIN_AGE` after the last
@@ -119,10 +133,10 @@ def compact(
     called, whichever comes first.
 
     `tokenizer` (any callable `str -> int`) makes every count: `tokens_before`/`after`,
-    the stub budgets and the `trigger_tokens`/`target_tokens` comparisons. Without it,
+    the stub budgets and the `trigger_tokens`/`target_tokens`/`trim_to` comparisons. Without it,
     `count_tokens` (cl100k_base) counts.
     """
-    _check(kit, keep_last, budget, trigger_tokens, target_tokens)
+    _check(kit, keep_last, budget, trigger_tokens, target_tokens, trim_to)
     pins, pending_keys = listed(pins, "ids to pin"), listed(pending_keys, "keys")
     with using_tokenizer(tokenizer), _not_too_deep(messages):
         return _compact(
@@ -131,6 +145,7 @@ def compact(
             keep_last=keep_last,
             trigger_tokens=trigger_tokens,
             target_tokens=target_tokens,
+            trim_to=trim_to,
             format=format,
             budget=budget,
             summarizer=summarizer,
@@ -148,6 +163,7 @@ def _compact(
     keep_last: int,
     trigger_tokens: int | None,
     target_tokens: int | None,
+    trim_to: int | None,
     format: str,
     budget: int,
     summarizer: Summarizer | None,
@@ -180,12 +196,16 @@ def _compact(
         dict(determinism_of or {}),
     )
     stubs = make_stubs(conversation, messages, candidates, kit, budget, summarizer, system)
-    evicted = []
+    evicted: list[Evicted] = []
     tokens = before
-    for candidate in least_needed_first(conversation, messages, candidates):
+    small = [c for c in candidates if c.small]
+    ordered = least_needed_first(conversation, messages, [c for c in candidates if not c.small])
+    for candidate in [*ordered, *small]:
         if target_tokens is not None and tokens <= target_tokens:
             break
         result, record = candidate.result, candidate.record
+        if candidate.small and not any(e.index < result.index for e in evicted):
+            continue  # its own change would break the prompt cache for little
         made = stubs.get(result.call_id)
         if made is None:
             continue  # the store could not give it back, or the stub would save nothing
@@ -213,13 +233,18 @@ def _compact(
             )
         )
     evicted.sort(key=lambda e: (e.index, e.call_id))
+    cut: list[int] = []
+    if trim_to is not None and tokens > trim_to:
+        broken = min((e.index for e in evicted), default=len(out))
+        tokens, cut = cut_dialogue(out, conversation, keep_last, tokens, trim_to, broken)
     return Compaction(
-        messages=restore(originals, out, {e.index for e in evicted}, source),
+        messages=restore(originals, out, {e.index for e in evicted} | set(cut), source),
         evicted=evicted,
         tokens_before=before,
         tokens_after=message_tokens(out, system),
         shape=conversation.shape,
         source=source,
+        cut=cut,
     )
 
 
@@ -233,7 +258,9 @@ def _not_too_deep(messages: Sequence[Any]) -> Iterator[None]:
         raise nested_too_deep(messages) from None
 
 
-def _check(kit: Any, keep_last: Any, budget: Any, trigger_tokens: Any, target_tokens: Any) -> None:
+def _check(
+    kit: Any, keep_last: Any, budget: Any, trigger_tokens: Any, target_tokens: Any, trim_to: Any
+) -> None:
     if not isinstance(kit, Toolkit):
         raise ArgumentError(
             f"compact needs kit=ad.Toolkit(store), got {type(kit).__name__}: "
@@ -241,7 +268,8 @@ def _check(kit: Any, keep_last: Any, budget: Any, trigger_tokens: Any, target_to
         )
     _count("keep_last", keep_last, 0)
     _count("budget", budget, MIN_BUDGET)
-    for name, value in (("trigger_tokens", trigger_tokens), ("target_tokens", target_tokens)):
+    limits = ("trigger_tokens", trigger_tokens), ("target_tokens", target_tokens)
+    for name, value in (*limits, ("trim_to", trim_to)):
         if value is not None:
             _count(name, value, 0)
 

@@ -28,7 +28,9 @@ from ._tokens import count_tokens
 
 MIN_EVICT_TOKENS = 30  # a result smaller than this stays: its stub would save too little
 RECENT = 3  # the agent's latest messages that say which results are still in use
-_VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
+# A value a call may pass back, as it stands in a result or a message: 8 characters or
+# more without a space.
+VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,9 @@ class Candidate:
     result: ToolResult
     record: Record
     superseded: bool  # a later result has its key, or came from the same call again
+    # Under MIN_EVICT_TOKENS: evicted only after an older result, where the prompt cache
+    # is broken anyway (its stub saves little; a change of its own would break it).
+    small: bool = False
 
 
 def evictable(
@@ -68,7 +73,6 @@ def evictable(
             call.name == REPLAY_TOOL
             or parse_stub(result.text) is not None
             or result.call_id in pins
-            or (result.content is None and count_tokens(result.text) < MIN_EVICT_TOKENS)
         ):
             continue
         try:
@@ -96,6 +100,7 @@ def evictable(
             result,
             record,
             last_of[signature] > result.index or last_key.get(str(record.key), -1) > result.index,
+            result.content is None and count_tokens(result.text) < MIN_EVICT_TOKENS,
         )
         for result, record, signature in found
         if result.call_id not in pending.values()  # it stays whole
@@ -120,7 +125,7 @@ def least_needed_first(
         index = candidate.result.index
         if candidate.superseded:
             return (0, 0, index)
-        values = set(_VALUE.findall(candidate.result.text))
+        values = set(VALUE.findall(candidate.result.text))
         return (1, sum(1 for v in values if v in recent and v not in task), index)
 
     return sorted(candidates, key=rank)

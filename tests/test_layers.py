@@ -73,6 +73,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._messages",
         "addressable._compactkit",
         "addressable._evictplan",
+        "addressable._trim",
         "addressable._compactstubs",
         "addressable._compaction",
         "addressable._replaytool",

@@ -81,6 +81,10 @@ PLACEHOLDER = "[tool result cleared to save context]"
 DEFAULT_TRIGGER = 100_000  # input tokens, as hosted context editing defaults
 DEFAULT_KEEP = 3  # tool results kept whole
 DEFAULT_CLEAR_AT_LEAST = 0  # tokens `clear` must free to act
+# What the `addressable` strategies pass as `compact(trim_to=)`, as a share of the
+# trigger: when stubs alone leave a request over it, the agent's old words are cut, in
+# one batch, down to it (the next compaction many turns away).
+TRIM_SHARE = 0.5
 
 
 def check_settings(
@@ -127,7 +131,7 @@ def check_settings(
 def compact_options(trigger: int, budget: int | None, system: str | None) -> dict[str, Any]:
     """What the `addressable` strategies pass to `ad.compact` besides the messages, the
     kit, `keep_last` and `format`. The system prompt counts in the request's tokens."""
-    options: dict[str, Any] = {"system": system}
+    options: dict[str, Any] = {"system": system, "trim_to": int(TRIM_SHARE * trigger)}
     if budget is not None:
         options["budget"] = budget
     return options

@@ -14,6 +14,8 @@ from pydantic import (
 import addressable as ad
 from addressable._toolargs import check_arguments
 
+from ._urls import origin
+
 
 class Adapter:
     """An adapter records through `kit` and offers itself to the model under `name`.
@@ -99,12 +101,27 @@ class Identity(BaseModel):
     references (``Bearer secret:env:API_TOKEN``), resolved only when sending. The
     headers are the user's: their references are resolved whoever names the identity,
     a model included, and every one of them is dropped when a redirect leaves the
-    origin of the request."""
+    origin of the request.
+
+    `origins` (``("https://api.github.com",)``) are the only origins its headers may be
+    sent to; a request elsewhere is a `ScopeError` and sends nothing. Without them, the
+    code that names the identity chooses where it goes, and a re-run of a recorded
+    call (`replay(id, verify=True)`, whose URL may have come from an imported bundle)
+    may send it only where this process already sent it."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     headers: Mapping[str, str] = Field(default_factory=dict)
+    origins: tuple[str, ...] | None = None
+
+    def check_origin(self, where: str) -> None:
+        """`ScopeError` unless this identity may be sent to the origin `where`."""
+        if self.origins is not None and where not in {origin(o) for o in self.origins}:
+            raise ad.ScopeError(
+                f"identity {self.name!r} is not sent to {where} (its origins: "
+                f"{', '.join(self.origins) or 'none'}); nothing was sent"
+            )
 
     def resolved_headers(self, secrets: ad.Secrets) -> dict[str, str]:
         """The headers with their secret references replaced by the values: for sending

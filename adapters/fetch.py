@@ -85,6 +85,9 @@ class Fetch(FetchRecording):
         super().__init__(kit, name)
         self._clients = Clients(client, async_client, timeout)
         self.identities = {i.name: i for i in identities}
+        # The origins each identity was sent to from code, in this process: a re-run of
+        # a recorded call sends one of them only there, unless it names its origins.
+        self._sent: dict[str, set[str]] = {}
         self.max_bytes = max_bytes
         self.timeout = timeout
         self.deadline = deadline
@@ -178,9 +181,9 @@ class Fetch(FetchRecording):
         references in the URL (resolved only on the wire; credential-like query values
         never reach the record). Returns the exchange, the request and the URL to
         record."""
-        check_url(url)  # a URL that does not parse, or parses two ways, is refused
+        where = check_url(url)  # a URL that does not parse, or parses two ways, is refused
         self.kit.secrets.check_allowed(url, allowed, "the URL")
-        credentials = self._credentials(identity)
+        credentials = self._credentials(identity, where)
         wire = self.kit.secrets.resolve_all(url)
         check_wire(url, wire)
         url = redact_url(url)  # what is kept: no credential written in the URL
@@ -214,15 +217,26 @@ class Fetch(FetchRecording):
         url = rerun_url(record)
         identity = record.args.get("identity")
         who = identity if isinstance(identity, str) else None
+        if who is not None and who in self.identities and self.identities[who].origins is None:
+            where = check_url(url)
+            if where not in self._sent.get(who, set()):
+                raise ad.ScopeError(
+                    f"result {record.id} is a GET of {where} as {who!r}, which this process "
+                    f"never sent there: give Identity({who!r}, origins=...) to re-run it; "
+                    "nothing was sent"
+                )
         return self._get(url, who, conditions, self.allow_secrets)
 
-    def _credentials(self, identity: str | None) -> dict[str, str]:
+    def _credentials(self, identity: str | None, where: str) -> dict[str, str]:
         if identity is None:
             return {}
         if identity not in self.identities:
             known = ", ".join(sorted(self.identities)) or "none"
             raise ad.ScopeError(f"no identity named {identity!r} (known: {known})")
-        return self.identities[identity].resolved_headers(self.kit.secrets)
+        chosen = self.identities[identity]
+        chosen.check_origin(where)
+        self._sent.setdefault(identity, set()).add(where)
+        return chosen.resolved_headers(self.kit.secrets)
 
     def close(self) -> None:
         """Close the sync client this adapter made (not one it was given)."""

@@ -4,6 +4,7 @@ import asyncio
 import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -289,3 +290,62 @@ def test_a_page_in_a_charset_that_is_no_charset_reads_as_text(
     assert str(result).startswith("<p>hello \ufffd world</p>")
     assert "hello" in kit.handle("replay_result", {"id": result.id})
     assert ad.evict(result.record, store=kit.store).id == result.id
+
+
+# -- where an identity may be sent --------------------------------------------------------
+
+
+def _auth_of(server: LocalServer) -> list[str | None]:
+    return [r.headers.get("Authorization") for r in server.requests]
+
+
+def test_an_identity_with_origins_is_sent_nowhere_else(
+    kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str]
+) -> None:
+    token = secret_env("BOUND_TOKEN")
+    server.pages["/doc"] = Page(HTML)
+    bound = Identity(
+        name="bound",
+        headers={"Authorization": "Bearer secret:env:BOUND_TOKEN"},
+        origins=("https://api.example",),
+    )
+    fetch = Fetch(kit, identities=[bound])
+    with pytest.raises(ad.ScopeError, match="is not sent to"):
+        fetch(server.url("/doc"), identity="bound")
+    assert server.requests == [] and list(kit.store.records()) == []
+    at_home = Identity(name="home", headers=bound.headers, origins=(server.url(),))
+    Fetch(kit, identities=[at_home], name="home_fetch")(server.url("/doc"), identity="home")
+    assert _auth_of(server) == [f"Bearer {token}"]
+
+
+def test_a_re_run_sends_an_identity_only_where_this_process_sent_it(
+    tmp_path: Path, server: LocalServer, secret_env: Callable[[str], str]
+) -> None:
+    """A record from elsewhere (an imported bundle) names an identity and a URL of its
+    choosing: re-running it must not send the identity's credentials there."""
+    token = secret_env("GH_TOKEN")
+    server.pages["/collect"] = Page(HTML)
+    headers = {"Authorization": "Bearer secret:env:GH_TOKEN"}
+    theirs = ad.Toolkit(ad.DiskStore(tmp_path / "theirs"))
+    # The bundle's maker records a GET of its own server as "github" (no secret there).
+    Fetch(theirs, identities=[Identity(name="github")])(server.url("/collect"), identity="github")
+    bundle = tmp_path / "bundle.jsonl"
+    with bundle.open("wb") as out:
+        ad.export_bundle(theirs.store, out)
+    ours = ad.Toolkit(ad.DiskStore(tmp_path / "ours"))
+    ad.import_bundle(ours.store, bundle)
+    fetch = Fetch(ours, identities=[Identity(name="github", headers=headers)])
+    (record,) = ours.store.records()
+    server.requests.clear()
+    with pytest.raises(ad.ScopeError, match="never sent there"):
+        ours.replay(record.id, verify=True)
+    assert server.requests == []
+    # Sent there from code first, or bound to that origin: then it re-runs.
+    fetch(server.url("/collect"), identity="github")
+    assert ours.replay(record.id, verify=True).record.tool == "fetch"
+    assert _auth_of(server) == [f"Bearer {token}"] * 2
+    again = ad.Toolkit(ours.store)
+    bound = Identity(name="github", headers=headers, origins=(server.url(),))
+    Fetch(again, identities=[bound])
+    again.replay(record.id, verify=True)
+    assert len(server.requests) == 3

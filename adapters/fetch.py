@@ -15,7 +15,7 @@ from ._decode import BadAnswer
 from ._fetchrecord import FetchRecording
 from ._html import html_to_text
 from ._http import DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, Exchange, ResponseTooLarge, check_deadline
-from ._urls import check_url, check_wire, redact_url, rerun_url
+from ._urls import check_url, check_wire, origin, redact_url, rerun_url
 
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
 DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
@@ -78,11 +78,16 @@ class Fetch(FetchRecording):
         deadline: float = DEFAULT_DEADLINE,
         max_age: timedelta = DEFAULT_MAX_AGE,
         allow_secrets: Collection[str] = (),
+        origins: Iterable[str] | None = None,
         name: str | None = None,
     ) -> None:
         deadline = check_deadline(deadline)  # before registering: a bad one is refused
         allowed = frozenset(ad.ids.listed(allow_secrets, "secret references"))
+        scope = None if origins is None else _origins(origins)
         super().__init__(kit, name)
+        self.origins = scope  # where it may GET, redirects included; None: anywhere
+        if scope is not None:
+            self.description = f"{self.description} Only URLs at: {', '.join(scope)}."
         self._clients = Clients(client, async_client, timeout)
         self.identities = {i.name: i for i in identities}
         # The origins each identity was sent to from code, in this process: a re-run of
@@ -182,6 +187,11 @@ class Fetch(FetchRecording):
         never reach the record). Returns the exchange, the request and the URL to
         record."""
         where = check_url(url)  # a URL that does not parse, or parses two ways, is refused
+        if self.origins is not None and where not in self.origins:
+            raise ad.ScopeError(
+                f"{where} is not an origin this {self.name} adapter may read "
+                f"(allowed: {', '.join(self.origins)}); nothing was sent"
+            )
         self.kit.secrets.check_allowed(url, allowed, "the URL")
         credentials = self._credentials(identity, where)
         wire = self.kit.secrets.resolve_all(url)
@@ -192,9 +202,17 @@ class Fetch(FetchRecording):
             credentials=credentials,
             deadline=self.deadline,
             what=f"GET {url}",
+            stay=None if self.origins is None else self._stay,
         )
         request = client.build_request("GET", wire, headers={**extra, **credentials})
         return exchange, request, url
+
+    def _stay(self, target: str) -> str | None:
+        """Why a redirect to `target` is not followed: an origin outside `origins`."""
+        where = origin(target)
+        if self.origins is not None and where not in self.origins:
+            return f"not followed: {where} is outside the adapter's origins"
+        return None
 
     def _collect(self, body: bytearray, url: str) -> Callable[[bytes], None]:
         def collect(chunk: bytes) -> None:
@@ -245,3 +263,9 @@ class Fetch(FetchRecording):
     async def aclose(self) -> None:
         """Close every client this adapter made (not ones it was given)."""
         await self._clients.aclose()
+
+
+def _origins(origins: Iterable[str]) -> tuple[str, ...]:
+    """`origins=` as the origins of absolute http(s) URLs; `ArgumentError` for a bare
+    str or an entry that is not one."""
+    return tuple(dict.fromkeys(check_url(o) for o in ad.ids.listed(origins, "origins")))

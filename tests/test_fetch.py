@@ -349,3 +349,32 @@ def test_a_re_run_sends_an_identity_only_where_this_process_sent_it(
     Fetch(again, identities=[bound])
     again.replay(record.id, verify=True)
     assert len(server.requests) == 3
+
+
+# -- origins -------------------------------------------------------------------------------
+
+
+def test_origins_bound_where_fetch_may_read_redirects_included(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    other = LocalServer()
+    try:
+        server.pages["/doc"] = Page(HTML)
+        other.pages["/secret"] = Page(b"<p>internal</p>")
+        server.routes[("GET", "/away")] = lambda request: Reply(
+            302, b"", {"Location": other.url("/secret")}
+        )
+        fetch = Fetch(kit, origins=(server.url(),))
+        assert "Only URLs at: http://127.0.0.1" in fetch.description
+        assert fetch(server.url("/doc")).ok
+        refused = kit.handle("fetch", {"url": other.url("/secret")})
+        assert refused.startswith("error:") and "not an origin" in refused
+        moved = fetch(server.url("/away"))
+        assert "internal" not in moved.text and "outside the adapter's origins" in str(
+            moved.record.meta
+        )
+        assert other.requests == []
+        with pytest.raises(ad.ArgumentError):
+            Fetch(kit, origins="http://127.0.0.1", name="bare")
+    finally:
+        other.stop()

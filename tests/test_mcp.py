@@ -399,6 +399,12 @@ def _serve_case(tmp: Path, case: str) -> tuple[list[str], dict[str, Any], str, s
             "search.index",
             "cannot hold a NUL character",
         ),
+        "fetch-origin-not-http": (
+            ["fetch"],
+            {"fetch": {"origins": ["ftp://files.example"]}},
+            "fetch.origins",
+            "ftp://files.example",
+        ),
     }
     return cases[case]
 
@@ -417,6 +423,7 @@ def _serve_case(tmp: Path, case: str) -> tuple[list[str], dict[str, Any], str, s
         "memory-root-with-nul",
         "files-root-with-nul",
         "index-with-nul",
+        "fetch-origin-not-http",
     ],
 )
 def test_serve_refuses_at_start_a_value_its_adapter_cannot_work_with(

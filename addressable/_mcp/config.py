@@ -121,6 +121,7 @@ class ShellConfig(_Strict):
 class FetchConfig(_Strict):
     timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     max_bytes: int = Field(default=5_000_000, gt=0)
+    origins: list[str] | None = None  # where it may GET; None: anywhere
 
 
 class ServeConfig(_Strict):

@@ -58,7 +58,15 @@ def add_adapters(
     made: list[Any] = []
     for name in dict.fromkeys(names):
         if name == "fetch":
-            made.append(Fetch(kit, timeout=config.fetch.timeout, max_bytes=config.fetch.max_bytes))
+            fetch = config.fetch
+            try:
+                made.append(
+                    Fetch(
+                        kit, timeout=fetch.timeout, max_bytes=fetch.max_bytes, origins=fetch.origins
+                    )
+                )
+            except ArgumentError as exc:  # an origin that is no http(s) URL
+                raise refused("fetch.origins", str(exc)) from None
         elif name == "files":
             if (problem := _not_a_folder(config.files.root)) is not None:
                 raise refused("files.root", problem)

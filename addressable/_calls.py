@@ -3,11 +3,12 @@ and replay by id, re-running a deterministic call to verify it."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import reprlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ._errors import ArgumentError, NotReplayable, StoreError
 from ._models import Determinism, Outcome, Record, Result, stored_result
@@ -20,6 +21,27 @@ Rerun = Callable[[Record], Any]  # gives a Result, or an awaitable of one
 # A call on its way to the store: its arguments as recorded (the validated values, as
 # JSON), their canonical JSON, its key, and the arguments the function is called with.
 _Call = tuple[dict[str, Any], bytes, str | None, Sequence[Any], Mapping[str, Any]]
+
+T = TypeVar("T")
+
+
+def run_to_end(awaitable: Awaitable[T], refused: Callable[[], Exception]) -> T:
+    """Run `awaitable` from sync code, on an event loop of its own (as `asyncio.run`):
+    how `kit.handle` and `kit.replay(verify=True)` run an async tool. Where a loop runs in
+    this thread already, the sync caller would block it: `awaitable` is closed unrun and
+    `refused()` is raised, naming the async form to use."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(awaitable))
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        close()  # no "never awaited" warning for a coroutine that was not to run
+    raise refused()
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable
 
 
 class Calls:
@@ -198,8 +220,9 @@ class Calls:
         With `verify=True` a deterministic call is run again (a wrapped function through
         its wrapper; an adapter its own way, such as a conditional GET): the new
         observation is recorded (a re-run that raises is recorded and re-raised) and the
-        result says whether it `changed`. Nondeterministic calls and actions are refused
-        with `NotReplayable`.
+        result says whether it `changed`. An async tool is run on a loop of its own (see
+        `run_to_end`). Nondeterministic calls and actions are refused with
+        `NotReplayable`.
         """
         if not verify:
             record, payload = self._rec.fetch(id)
@@ -207,10 +230,12 @@ class Calls:
         record = self._rec.get(id)
         fresh = self.rerun_of(record)(record)
         if inspect.isawaitable(fresh):
-            fresh.close()  # type: ignore[attr-defined]
-            raise NotReplayable(
-                f"tool {record.tool!r} is async: "
-                f"use `await kit.areplay({record.id!r}, verify=True)`"
+            fresh = run_to_end(
+                fresh,
+                lambda: NotReplayable(
+                    f"tool {record.tool!r} is async and an event loop runs here: "
+                    f"use `await kit.areplay({record.id!r}, verify=True)`"
+                ),
             )
         return _compared(fresh, record)
 

@@ -43,12 +43,12 @@ from ._conversation import nested_too_deep
 from ._errors import ArgumentError
 from ._evictplan import evictable, least_needed_first
 from ._messages import Shape, message_tokens, parse, set_result_text
-from ._models import Determinism
+from ._models import Determinism, member
 from ._sdkviews import Source, restore, views
 from ._summarize import DEFAULT_BUDGET, Summarizer
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from ._trim import cut_dialogue
-from .ids import listed
+from .ids import listed, quoted
 
 MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
 
@@ -104,7 +104,7 @@ def compact(
     pins: Iterable[str] = (),
     pending_keys: Iterable[str] = (),
     system: str | None = None,
-    determinism_of: Mapping[str, Determinism] | None = None,
+    determinism_of: Mapping[str, Determinism | str] | None = None,
     tokenizer: Tokenizer | None = None,
 ) -> Compaction:
     """Replace tool results older than the newest `keep_last` with stubs (a Reference
@@ -137,6 +137,7 @@ def compact(
     `count_tokens` (cl100k_base) counts.
     """
     _check(kit, keep_last, budget, trigger_tokens, target_tokens, trim_to)
+    determinisms = _determinisms(determinism_of)
     pins, pending_keys = listed(pins, "ids to pin"), listed(pending_keys, "keys")
     with using_tokenizer(tokenizer), _not_too_deep(messages):
         return _compact(
@@ -152,7 +153,7 @@ def compact(
             pins=pins,
             pending_keys=pending_keys,
             system=system,
-            determinism_of=determinism_of,
+            determinism_of=determinisms,
         )
 
 
@@ -272,6 +273,21 @@ def _check(
     for name, value in (*limits, ("trim_to", trim_to)):
         if value is not None:
             _count(name, value, 0)
+
+
+def _determinisms(given: Any) -> dict[str, Determinism]:
+    """`determinism_of` as checked: each value a `Determinism` (or its value), so that
+    a misspelt one is said before anything is ingested, not met halfway through."""
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise ArgumentError(
+            f"determinism_of maps tool names to determinisms, not a {type(given).__name__}"
+        )
+    return {
+        tool: member(Determinism, value, f"determinism_of[{quoted(str(tool))}]")
+        for tool, value in given.items()
+    }
 
 
 def _count(name: str, value: Any, least: int) -> None:

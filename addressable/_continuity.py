@@ -5,6 +5,7 @@ has an age, and an action that depends on a stale one waits until it is re-read.
 from __future__ import annotations
 
 import json
+import reprlib
 import warnings
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from ._errors import AddressableError, NotFound, NotReplayable
+from ._errors import AddressableError, ArgumentError, BadId, NotFound, NotReplayable
 from ._evict import evict
 from ._models import Determinism, Outcome, Record, Result, aware
 from ._reports import Report
@@ -260,6 +261,8 @@ def revalidate(kit: Continuity, ids: Iterable[str]) -> Revalidation:
     for ref in listed(ids):
         try:
             found.append((ref, kit.get(ref)))
+        except BadId:  # a NotFound too, but the caller's mistake: said, not listed stale
+            raise
         except NotFound:  # expired, or never stored: nothing can be re-read
             found.append((ref, None))
     fresh: dict[str, str] = {}
@@ -319,6 +322,10 @@ class Continuity:
         self.get = recorder.get
         self.replay = calls.replay
         self.stale_ids: set[str] = set()
+        if stale_policy not in ("refuse", "warn"):  # anything else would refuse, unsaid
+            raise ArgumentError(
+                f"stale_policy is one of refuse, warn, not {reprlib.repr(stale_policy)}"
+            )
         self.stale_policy: StalePolicy = stale_policy
 
     @property

@@ -1,9 +1,9 @@
 """The exceptions addressable raises, under one root.
 
     AddressableError
-    ├── BadId (also ValueError)          malformed result id or prefix
     ├── AmbiguousId                      a prefix that matches several ids
     ├── NotFound (also KeyError)         no record with that id (or no checkpoint)
+    │   ├── BadId (also ValueError)      malformed result id or prefix: none has it
     │   └── Expired                      the record existed and was garbage-collected
     ├── IntegrityError                   stored bytes do not hash to what the record says
     ├── ArgumentError (also ValueError)  arguments that are not JSON, or that ask for
@@ -41,10 +41,6 @@ class AddressableError(Exception):
     """Root of every exception raised by addressable itself."""
 
 
-class BadId(AddressableError, ValueError):
-    """A string that is not a result id, nor a prefix of one."""
-
-
 class AmbiguousId(AddressableError):
     """A prefix that matches more than one stored id."""
 
@@ -64,6 +60,11 @@ class NotFound(AddressableError, KeyError):
     def __str__(self) -> str:
         # KeyError's str() wraps the message in quotes; keep it readable.
         return str(self.args[0]) if self.args else "not found"
+
+
+class BadId(NotFound, ValueError):
+    """A string that is not a result id, nor a prefix of one: no record has it, so
+    `except NotFound` catches it too (and `except ValueError`, as before)."""
 
 
 class Expired(NotFound):

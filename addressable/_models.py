@@ -8,6 +8,7 @@ refused with a `ValidationError`, so no naive time is ever compared with an awar
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, TypeVar
@@ -17,7 +18,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from ._errors import ArgumentError
 from ._payload import decode_payload, decode_text
 from ._tokens import count_tokens
-from .ids import action_id_of, canonical_args, result_id
+from .ids import action_id_of, canonical_args, quoted, result_id
 
 RECORD_FORMAT = 1
 
@@ -58,6 +59,22 @@ class Status(StrEnum):
 
     OK = "ok"
     ERROR = "error"
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def member(kind: type[_E], value: object, what: str) -> _E:
+    """`value` as a member of `kind` (given as one, or by its value), else an
+    `ArgumentError` in one line naming `what` and listing the values it takes."""
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(value)  # type: ignore[arg-type]  # any value: refused below if not one
+    except (ValueError, TypeError):
+        takes = ", ".join(m.value for m in kind)
+        shown = quoted(value) if isinstance(value, str) else type(value).__name__
+        raise ArgumentError(f"{what} is one of {takes}, not {shown}") from None
 
 
 class _Frozen(BaseModel):
@@ -145,6 +162,8 @@ class Result(BaseModel):
 
     `str(result)` is the content as text. After `replay(id, verify=True)`, `changed`
     says whether the new observation differs from the old one (`previous_id`).
+    `repr(result)` is one short line: the id, tool and status, and the payload's first
+    `REPR_BYTES` bytes and its size (a payload may be megabytes).
     """
 
     model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
@@ -183,6 +202,32 @@ class Result(BaseModel):
 
     def __str__(self) -> str:
         return self.text
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # What pydantic's repr (and rich's, devtools') show: not the whole record.
+        yield "id", self.record.id
+        yield "tool", self.record.tool
+        yield "status", self.record.status.value
+        yield "payload", _Cut(self.payload)
+        if self.replayed:
+            yield "replayed", True
+        if self.changed is not None:
+            yield "changed", self.changed
+
+
+REPR_BYTES = 80  # of a payload, in the repr of a Result
+
+
+class _Cut:
+    """Bytes shown by their start and their size, not whole."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def __repr__(self) -> str:
+        if len(self._data) <= REPR_BYTES:
+            return repr(self._data)
+        return f"{self._data[:REPR_BYTES]!r}… ({len(self._data):,} bytes)"
 
 
 class Reference(_Frozen):

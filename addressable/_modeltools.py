@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ._calls import run_to_end
 from ._errors import ArgumentError, EventLoopError
 from ._models import Result
 from ._spec import ToolSpec
@@ -26,8 +27,9 @@ class ModelTool(Protocol):
     """A tool a model can call: what `kit.tools()` lists and `kit.handle()` runs.
 
     A tool may also have `checked(arguments) -> dict`: `handle` is then given what it
-    returns, and an `ArgumentError` it raises is the call's result, before anything ran
-    (the adapters check a model's arguments against their `input_schema` so)."""
+    returns, and an `ArgumentError` it raises is the call's result, ``error: MESSAGE``,
+    before anything ran (adapters and wrapped functions check a model's arguments
+    against their `input_schema` so, the message ``TOOL: argument 'NAME' ...``)."""
 
     @property
     def name(self) -> str: ...
@@ -82,10 +84,10 @@ class FunctionTool:
     """A function wrapped by `kit.tool`, offered to the model.
 
     Its description is the docstring without the `Args:` section (those descriptions
-    are in the schema). A model's arguments are validated strictly, as JSON, before the
-    function runs: one that does not fit raises `ArgumentError` naming it (which
-    `kit.handle` gives back as ``error: ArgumentError: n: ...``) and nothing is run or
-    recorded.
+    are in the schema). A model's arguments are validated strictly, as JSON, by
+    `checked`, before the function runs: one that does not fit raises `ArgumentError`
+    naming it (which `kit.handle` gives back as ``error: TOOL: argument 'n' ...``) and
+    nothing is run or recorded.
     """
 
     def __init__(self, spec: ToolSpec, call: Callable[..., Any]) -> None:
@@ -104,15 +106,20 @@ class FunctionTool:
     def input_schema(self) -> dict[str, Any]:
         return self._spec.input_schema
 
+    def checked(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A model's arguments validated (see `ToolSpec.parse`): what `handle` takes."""
+        return self._spec.parse(arguments)
+
     def handle(self, arguments: dict[str, Any]) -> str:
-        args, kwargs = self._spec.parse(arguments)
+        """Call the function with arguments `checked` gave (not validated again)."""
+        args, kwargs = self._spec.unbind(arguments)
         outcome = self._call(*args, **kwargs)
         if inspect.isawaitable(outcome):
-            outcome = _run_coroutine(outcome)
+            outcome = run_to_end(outcome, _in_a_loop)
         return result_text(outcome)
 
     async def ahandle(self, arguments: dict[str, Any]) -> str:
-        args, kwargs = self._spec.parse(arguments)
+        args, kwargs = self._spec.unbind(arguments)
         if not self._spec.is_async:  # a sync function runs in a thread: the loop goes on
             return result_text(await asyncio.to_thread(self._call, *args, **kwargs))
         outcome = self._call(*args, **kwargs)
@@ -121,10 +128,5 @@ class FunctionTool:
         return result_text(outcome)
 
 
-def _run_coroutine(awaitable: Any) -> Any:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(awaitable)
-    awaitable.close()
-    raise EventLoopError("an async tool called from a running event loop: use `await kit.ahandle`")
+def _in_a_loop() -> EventLoopError:
+    return EventLoopError("an async tool called from a running event loop: use `await kit.ahandle`")

@@ -13,7 +13,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, Unpack
 
 from ._errors import AddressableError, ArgumentError, StoreError
-from ._models import Determinism, Outcome, Record, Result, Status, aware, stored_result
+from ._models import (
+    Determinism,
+    Outcome,
+    Record,
+    Result,
+    Status,
+    aware,
+    member,
+    stored_result,
+)
 from ._payload import TEXT
 from ._secrets import Secrets
 from ._stores import KeyValueStore, Store
@@ -206,7 +215,7 @@ class Recorder:
     ) -> Result:
         key = options.get("key")
         if type(determinism) is not Determinism:
-            determinism = Determinism(determinism)
+            determinism = member(Determinism, determinism, "determinism")
         if self.secrets:
             # Credentials never reach the store: every value the toolkit has resolved is
             # masked, as written or encoded, in every field that can carry text.
@@ -276,7 +285,7 @@ class Recorder:
         side effect is an Action whose outcome is `unknown` (nobody said what it did).
         Ingesting the same result again (a list compacted twice) finds the first record
         and adds no observation: the result was not seen again, only read again."""
-        determinism = Determinism(determinism)
+        determinism = member(Determinism, determinism, "determinism")
         payload = text.encode("utf-8")
         found = find_ingested(
             self.store, self.secrets, call_id, tool, arguments, payload, determinism
@@ -353,6 +362,11 @@ def _validated(
     # Only the options given (and not None) are passed: fewer fields to validate.
     given: dict[str, Any] = {"media_type": TEXT}
     given.update((k, v) for k, v in options.items() if v is not None and k != "key")
+    # Said in one line, with the values each takes, rather than as pydantic says it.
+    if "status" in given:
+        given["status"] = member(Status, given["status"], "status")
+    if "outcome" in given:
+        given["outcome"] = member(Outcome, given["outcome"], "outcome")
     given.update(
         id=rid,
         tool=tool,

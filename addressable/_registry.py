@@ -4,6 +4,7 @@ which runs a model's tool call and gives the text of its tool result."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import re
@@ -19,6 +20,7 @@ from ._errors import ArgumentError
 from ._models import Record, Result
 from ._modeltools import REPLAY_TOOL, FunctionTool, ModelTool, definition, result_text
 from ._recorder import RECORDED, Recorder
+from ._secrets import Secrets
 from .ids import content_hash, quoted
 
 # What the APIs take as a tool's name (Anthropic's and OpenAI's rule alike), and as the
@@ -130,12 +132,33 @@ class ToolRegistry:
                 try:
                     text = self._rec.secrets.mask(await ahandle(parsed))
                 except Exception as exc:
-                    text = self._failure_text(name, exc)
+                    text = failure_text(self._rec.secrets, exc)
             else:
                 text = await asyncio.to_thread(self._text, name, lambda: tool.handle(parsed))
         finally:
             RECORDED.reset(token)
         return self._remember(name, text, made)
+
+    def close(self) -> None:
+        """Call `close()` on each tool that has one (an adapter closes the clients it
+        made); every tool is closed even if one raises."""
+        with contextlib.ExitStack() as stack:
+            for tool in self._model_tools.values():
+                close = getattr(tool, "close", None)
+                if callable(close):
+                    stack.callback(close)
+
+    async def aclose(self) -> None:
+        """`close` from async code: a tool's `aclose()` is awaited where it has one (it
+        closes async clients too), else its `close()` is called."""
+        async with contextlib.AsyncExitStack() as stack:
+            for tool in self._model_tools.values():
+                aclose = getattr(tool, "aclose", None)
+                close = getattr(tool, "close", None)
+                if inspect.iscoroutinefunction(aclose):
+                    stack.push_async_callback(aclose)
+                elif callable(close):
+                    stack.callback(close)
 
     def _callable(
         self, name: str, arguments: Mapping[str, Any] | str | None
@@ -159,19 +182,14 @@ class ToolRegistry:
             try:
                 parsed = checked(parsed)
             except ArgumentError as exc:
-                return self._failure_text(name, exc)
+                return refused_text(self._rec.secrets, exc)
         return tool, parsed
 
     def _text(self, name: str, run: Callable[[], str]) -> str:
         try:
             return self._rec.secrets.mask(run())
         except Exception as exc:
-            return self._failure_text(name, exc)
-
-    def _failure_text(self, name: str, exc: Exception) -> str:
-        # The arguments were checked against the tool's schema before it ran: a
-        # TypeError now is the tool's own, named as it is.
-        return self._rec.secrets.mask(f"error: {type(exc).__name__}: {exc}")
+            return failure_text(self._rec.secrets, exc)
 
     def _remember(self, name: str, text: str, made: list[Record]) -> str:
         # Remember which record this text shows, so that compaction can point a stub
@@ -202,6 +220,20 @@ class ToolRegistry:
         tool = self._model_tools.get(result.record.tool)
         render = getattr(tool, "render", None)
         return str(render(result)) if callable(render) else result_text(result)
+
+
+def refused_text(secrets: Secrets, exc: ArgumentError) -> str:
+    """The answer to a call whose arguments a tool's `checked` refused: its message
+    alone, ``error: TOOL: argument 'NAME' ...`` (README's Security section); nothing
+    ran, so there is no exception type to name."""
+    return secrets.mask(f"error: {exc}")
+
+
+def failure_text(secrets: Secrets, exc: Exception) -> str:
+    """The answer to a call that raised as it ran: ``error: Type: message``. The
+    arguments were checked against the tool's schema before it ran: a TypeError now is
+    the tool's own, named as it is."""
+    return secrets.mask(f"error: {type(exc).__name__}: {exc}")
 
 
 def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:

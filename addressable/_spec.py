@@ -12,7 +12,7 @@ import re
 import reprlib
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -117,12 +117,13 @@ class ToolSpec:
         `Args:`: the schema `pydantic.TypeAdapter` gives for the function."""
         return self.parameters.schema
 
-    def parse(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        """Validate a model's arguments (JSON) strictly, and give the positional and
-        keyword arguments to call the function with. A string where an integer is wanted
-        is refused; an enum is given by value, a model as an object. Raises
-        `ArgumentError` naming the argument that does not fit."""
-        return self.unbind(self.parameters.validate_json(arguments))
+    def parse(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate a model's arguments (JSON) strictly, and give their values by name
+        (`unbind` makes the call of them). A string where an integer is wanted is
+        refused; an enum is given by value, a model as an object; `null` stands for an
+        argument left out. Raises `ArgumentError` naming the argument that does not
+        fit, in the one line `argument_error` writes."""
+        return self.parameters.validate_json(arguments)
 
 
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
@@ -214,7 +215,7 @@ class Parameters:
         try:
             model = self.model.model_validate(given)
         except ValidationError as exc:
-            raise _argument_error(exc) from None
+            raise argument_error(self.spec.name, exc, self.takes) from None
         values = dict(arguments)
         dump: set[str] = set()
         for name, attr, typed in self.fields:
@@ -279,17 +280,28 @@ class Parameters:
         """The parameters that have a default: a model's `null` for one is left out."""
         return frozenset(p.name for p in self.named if p.default is not p.empty)
 
+    @functools.cached_property
+    def takes(self) -> tuple[str, ...]:
+        """The arguments' names, as an error lists them."""
+        return tuple(p.name for p in self.named)
+
     def validate_json(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        tool = self.spec.name
         if stray := sorted(self.internal & set(arguments)):
-            raise ArgumentError(f"{stray[0]}: Extra inputs are not permitted")
+            raise ArgumentError(f"{tool}: {problem(stray[0], not_taken(self.takes))}")
+        left_out: frozenset[str] = frozenset()
         if None in arguments.values():  # `null` stands for an argument left out
             defaulted = self.defaulted
             arguments = {k: v for k, v in arguments.items() if v is not None or k not in defaulted}
-        text = canonical_args(arguments)  # names a value JSON cannot hold
+            left_out = frozenset(k for k, v in arguments.items() if v is None)
+        try:
+            text = canonical_args(arguments)  # names a value JSON cannot hold
+        except ArgumentError as exc:
+            raise ArgumentError(f"{tool}: {exc}") from None
         try:
             model = self.model.model_validate_json(text, strict=True)
         except ValidationError as exc:
-            raise _argument_error(exc) from None
+            raise argument_error(tool, exc, self.takes, left_out=left_out) from None
         # The arguments given, as a Python call gives them: one left out takes its
         # default in the function (and a key function sees the same as on a direct call).
         values = {name: getattr(model, attr) for name, attr, _ in self.fields if name in arguments}
@@ -369,21 +381,61 @@ def _described(hint: Any) -> bool:
     return any(isinstance(m, FieldInfo) and m.description for m in hint.__metadata__)
 
 
-def _argument_error(exc: ValidationError) -> ArgumentError:
-    """One line naming each argument that does not fit, and why."""
-    parts = []
-    errors = exc.errors(include_url=False)
-    for error in errors[:_SHOWN_ERRORS]:
-        # A key is the model's: it may hold newlines, or be megabytes long.
-        where = ".".join(_short(part) for part in error["loc"]) or "the arguments"
-        text = f"{where}: {_one_line(error['msg'])}"
-        value = error.get("input")
-        if error["type"] != "missing" and isinstance(value, str | int | float | bool):
-            text += f" (got {reprlib.repr(value)})"
-        parts.append(text)
-    if len(errors) > _SHOWN_ERRORS:
-        parts.append(f"and {len(errors) - _SHOWN_ERRORS} more")
-    return ArgumentError("; ".join(parts))
+def argument_error(
+    tool: str,
+    exc: ValidationError,
+    takes: Sequence[str],
+    *,
+    left_out: Collection[str] = (),
+    positions_only: bool = False,
+) -> ArgumentError:
+    """The one line that names each argument of `tool` that does not fit, and why:
+    ``TOOL: argument 'NAME' is required; argument 'OTHER' does not fit: ...``, as
+    `kit.handle` answers a model whatever the tool (a wrapped function, an adapter).
+    `takes`: the arguments the tool takes. `left_out`: those given as `null`, which
+    stands for an argument left out (one that is required is said to be). With
+    `positions_only`, a place inside an argument is named by its list positions alone
+    (not by the tags pydantic adds for each member of a union)."""
+    said: list[str] = []
+    for error in exc.errors(include_url=False):
+        loc = error["loc"]
+        inner = tuple(p for p in loc[1:] if type(p) is int) if positions_only else loc[1:]
+        kind, msg = error["type"], _one_line(error["msg"])
+        if not loc:  # the arguments as a whole
+            text = f"the arguments do not fit: {msg}"
+        elif loc[0] in left_out:
+            text = problem(_short(loc[0]), "is required")
+        elif kind == "missing":
+            text = problem(".".join(_short(p) for p in loc), "is required")
+        elif kind == "extra_forbidden" and len(loc) == 1:
+            text = problem(_short(loc[0]), not_taken(takes))
+        else:
+            got = _got(error["input"]) if "input" in error else ""
+            where = ".".join(_short(p) for p in loc[:1] + inner)
+            text = problem(where, f"does not fit: {msg}{got}")
+        if text not in said:  # a null tried against each member of a union, say
+            said.append(text)
+    more = len(said) - _SHOWN_ERRORS
+    shown = said[:_SHOWN_ERRORS] + ([f"and {more} more"] if more > 0 else [])
+    return ArgumentError(f"{tool}: {'; '.join(shown)}")
+
+
+def problem(where: str, what: str) -> str:
+    """What is wrong with one argument (or a place inside it), as `argument_error` says
+    it: ``argument 'NAME' WHAT``."""
+    return f"argument {where!r} {what}"
+
+
+def not_taken(takes: Sequence[str]) -> str:
+    """Why an argument no parameter names is refused, listing those the tool takes."""
+    return f"is not an argument of this tool (it takes: {', '.join(takes) or 'none'})"
+
+
+def _got(value: object) -> str:
+    """The value given, short: a scalar itself, anything else by its type."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return f" (got {reprlib.repr(value)})"
+    return f" (got a {type(value).__name__})"
 
 
 def _one_line(text: object) -> str:

@@ -24,7 +24,7 @@ from pydantic import (
     create_model,
 )
 
-from ._errors import ArgumentError
+from ._spec import argument_error
 
 
 def check_arguments(
@@ -33,7 +33,8 @@ def check_arguments(
     """`arguments` checked against `input_schema`: each required one given, none it
     does not name, each of its type (strict: a string is not an int, a bool is not an
     int; JSON's 5.0 is the integer 5). A `null` stands for an argument left out. Returns
-    the ones given, as checked; raises `ArgumentError` naming the argument, in one line."""
+    the ones given, as checked; raises `ArgumentError` naming the argument, in one line,
+    as a wrapped function's are named (`argument_error`)."""
     given = {k: v for k, v in arguments.items() if v is not None}
     model = _model_of(json.dumps(input_schema, sort_keys=True, default=str))
     if model is None:
@@ -41,20 +42,7 @@ def check_arguments(
     try:
         checked = model.model_validate(given)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        # The argument, and a position in it (a list's); not the tags pydantic adds for
-        # each member of a union.
-        loc = first["loc"]
-        where = ".".join(str(p) for p in loc[:1] + tuple(p for p in loc[1:] if type(p) is int))
-        where = where or "the arguments"
-        if first["type"] == "missing":
-            what = "is missing"
-        elif first["type"] == "extra_forbidden":
-            takes = ", ".join(model.model_fields) or "none"
-            what = f"is not an argument of this tool (it takes: {takes})"
-        else:
-            what = f"does not fit ({type(first['input']).__name__}): {first['msg']}"
-        raise ArgumentError(f"{tool}: argument {where!r} {what}") from None
+        raise argument_error(tool, exc, tuple(model.model_fields), positions_only=True) from None
     return {k: getattr(checked, k) for k in given}
 
 

@@ -7,6 +7,7 @@ in their own class; `Toolkit` composes them and is the one object users hold.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -14,7 +15,7 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, Unpack, overload
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam as AnthropicToolParam
@@ -25,7 +26,7 @@ from ._calls import Calls, Rerun
 from ._continuity import Continuity, StalePolicy
 from ._errors import ArgumentError
 from ._kitcontinuity import ContinuityFacade
-from ._models import Determinism, Record, Result
+from ._models import Determinism, Record, Result, member
 from ._modeltools import FunctionTool, ModelTool
 from ._recorder import Clock, Recorder, RecordOptions, checked_time, utc_now
 from ._registry import ToolRegistry, check_argument_names
@@ -47,6 +48,9 @@ class Toolkit(ContinuityFacade):
     `clock` and `nonce` can be injected for deterministic tests; a clock's times must be
     timezone-aware (a naive one raises `ArgumentError`). `stale_policy` says whether an
     action on stale facts is refused (the default) or only warned of.
+
+    `close()`, or the end of a `with` (`async with`) block, closes its store and the
+    clients its adapters made.
     """
 
     def __init__(
@@ -70,7 +74,42 @@ class Toolkit(ContinuityFacade):
         self._calls = Calls(self._recorder)
         self._registry = ToolRegistry(self._recorder)
         self._continuity = Continuity(self._recorder, self._calls, stale_policy)
+        self._closed = False
         self.register(ReplayTool(self))
+
+    # -- closing -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close what the kit holds: the clients its adapters made (not ones they were
+        given: each registered tool's own `close()`), then its store, given or opened.
+        The kit is not to be used after; closing it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.ExitStack() as stack:
+            stack.callback(self._recorder.store.close)  # run last, even if a tool's fails
+            self._registry.close()
+
+    async def aclose(self) -> None:
+        """`close` from async code: adapters' async clients are closed too."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.ExitStack() as stack:
+            stack.callback(self._recorder.store.close)
+            await self._registry.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     # -- what the parts share ------------------------------------------------------
 
@@ -147,6 +186,7 @@ class Toolkit(ContinuityFacade):
         action's outcome `unknown`), then raises `ArgumentError`: a call that ran is never
         unrecorded.
         """
+        determinism = member(Determinism, determinism, "determinism")
         # Where the tool is defined: its annotations may name classes local to it.
         caller = sys._getframe(1)
         namespace = dict(caller.f_locals) if caller.f_locals is not caller.f_globals else None
@@ -167,7 +207,7 @@ class Toolkit(ContinuityFacade):
             spec = ToolSpec(
                 name=called,
                 fn=f,
-                determinism=Determinism(determinism),
+                determinism=determinism,
                 key=key,
                 max_age=max_age,
                 media_type=media_type,

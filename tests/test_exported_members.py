@@ -6,6 +6,7 @@ import ast
 import builtins
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,28 @@ def test_every_error_the_adapters_export_is_in_the_tree() -> None:
     assert {e.__name__ for e in errors} >= {"MemoryCommandError", "ResponseTooLarge"}
     assert all(issubclass(e, ad.AddressableError) for e in errors)
     assert issubclass(adapters.MemoryCommandError, ad.ArgumentError)
+
+
+def test_the_tree_drawn_in_errors_is_the_classes_tree() -> None:
+    """Each error drawn in addressable/_errors.py's docstring derives from the one it is
+    drawn under, and from the builtin it says it also is."""
+    from addressable import _errors
+
+    drawn: list[tuple[int, str, str | None]] = []  # depth, name, builtin it also is
+    for line in (_errors.__doc__ or "").splitlines():
+        found = re.match(r"^\s*((?:[│ ]   )*)[├└]── (?:adapters\.)?(\w+)(?: \(also (\w+)\))?", line)
+        if found:
+            drawn.append((len(found[1]) // 4 + 1, found[2], found[3]))
+    assert len(drawn) >= 20
+    parents = ["AddressableError"]
+    for depth, name, also in drawn:
+        del parents[depth:]
+        cls = getattr(ad, name, None) or getattr(adapters, name)
+        assert getattr(ad, parents[-1]) in cls.__bases__, (name, parents[-1])
+        if also is not None:
+            assert issubclass(cls, getattr(builtins, also)), (name, also)
+        parents.append(name)
+    assert issubclass(ad.BadId, ad.NotFound) and issubclass(ad.BadId, ValueError)
 
 
 # Exceptions outside the tree that may be raised, and why.

@@ -67,7 +67,7 @@ def test_a_failed_call_still_has_status_error(disk_kit: ad.Toolkit, mode: str) -
     call = {"type": "tool_call", "name": "deploy", "args": {"service": "web"}, "id": "c"}
     message = tool.invoke(call) if mode == "invoke" else asyncio.run(tool.ainvoke(call))
     assert message.status == "error"
-    assert message.content == "error: ArgumentError: config: Field required"
+    assert message.content == "error: deploy: argument 'config' is required"
 
 
 def _chat(first: bool) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def test_proxy_replay_selects_on_the_upstream_text(tmp_path: Path) -> None:
                 "replay_result", {"id": record_id, "start_line": 5, "end_line": 2}
             )
             assert bad.is_error
-            assert texts(bad)[0].startswith("error: ArgumentError: replay_result: end_line is")
+            assert texts(bad)[0].startswith("error: replay_result: end_line is")  # as kit.handle
 
             picture = await client.call_tool("picture", {})
             picture_id = link_of(picture).uri.rsplit("/", 1)[1]
@@ -75,10 +75,11 @@ def test_a_huge_id_or_uri_is_a_short_error(tmp_path: Path) -> None:
             answer = await client.call_tool("replay_result", {"id": "a" * 1_000_000})
             assert answer.is_error
             (text,) = texts(answer)
-            assert text == (
-                "error: ArgumentError: replay_result: argument 'id' does not fit (str): "
-                "String should have at most 64 characters"
+            assert text.startswith(
+                "error: replay_result: argument 'id' does not fit: "
+                "String should have at most 64 characters (got 'aaaa"
             )
+            assert len(text) < 200
             for uri in ("addressable://result/" + "a" * 1_000_000, "file:///" + "x" * 1_000_000):
                 with pytest.raises(MCPError) as raised:
                     await client.read_resource(uri)

@@ -5,7 +5,9 @@ what can be read, each come back as one line naming the argument, and nothing ra
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,8 +28,7 @@ def test_an_identity_a_model_names_is_not_sent(
     Fetch(kit, identities=[ops])
     text = kit.handle("fetch", {"url": server.url("/collect"), "identity": "ops"})
     assert text == (
-        "error: ArgumentError: fetch: argument 'identity' is not an argument of this tool "
-        "(it takes: url)"
+        "error: fetch: argument 'identity' is not an argument of this tool (it takes: url)"
     )
     assert server.requests == [] and list(kit.store.records()) == []
     assert "hello" in kit.handle("fetch", {"url": server.url("/collect")})
@@ -39,13 +40,14 @@ def test_a_value_of_the_wrong_type_is_refused_before_the_call(
 ) -> None:
     Files(kit, tmp_path)
     text = kit.handle("files", {"command": "write", "path": "a.txt", "content": 7})
-    assert text.startswith("error: ArgumentError: files: argument 'content' does not fit (int)")
+    assert text.startswith("error: files: argument 'content' does not fit: ")
+    assert text.endswith("(got 7)")
     assert "\n" not in text
     assert not (tmp_path / "a.txt").exists() and list(kit.store.records()) == []
     missing = kit.handle("files", json.dumps({"command": "read"}))
-    assert missing == "error: ArgumentError: files: argument 'path' is missing"
+    assert missing == "error: files: argument 'path' is required"
     wrong = kit.handle("files", {"command": "delete", "path": "a.txt"})
-    assert wrong.startswith("error: ArgumentError: files: argument 'command' does not fit (str)")
+    assert wrong.startswith("error: files: argument 'command' does not fit: ")
 
 
 def test_json_whole_numbers_are_integers_and_a_null_is_a_missing_argument(
@@ -54,11 +56,11 @@ def test_json_whole_numbers_are_integers_and_a_null_is_a_missing_argument(
     Search(kit)
     assert not kit.handle("search", {"query": "q", "limit": 5.0}).startswith("error")
     assert kit.handle("search", {"query": "q", "limit": 5.5}).startswith(
-        "error: ArgumentError: search: argument 'limit' does not fit (float)"
+        "error: search: argument 'limit' does not fit: Input should be a valid integer (got 5.5)"
     )
     Files(kit, tmp_path)
     assert kit.handle("files", {"command": "read", "path": None}) == (
-        "error: ArgumentError: files: argument 'path' is missing"
+        "error: files: argument 'path' is required"
     )
 
 
@@ -84,7 +86,7 @@ def test_a_user_tool_whose_schema_says_more_is_checked_as_far_as_it_is_understoo
     text = kit.handle("ratio", {"ratio": 0.5, "unit": "m", "n": 3, "other": True})
     assert text == "got [('n', 3), ('other', True), ('ratio', 0.5), ('unit', 'm')]"
     assert kit.handle("ratio", {"ratio": "half"}).startswith(
-        "error: ArgumentError: ratio: argument 'ratio' does not fit (str)"
+        "error: ratio: argument 'ratio' does not fit: "
     )
 
 
@@ -99,10 +101,10 @@ def test_null_stands_for_an_argument_left_out(kit: ad.Toolkit, tmp_path: Path) -
 def test_a_bool_is_not_an_int_and_a_string_is_not_a_bool(kit: ad.Toolkit) -> None:
     Search(kit)
     assert kit.handle("search", {"query": "q", "limit": True}).startswith(
-        "error: ArgumentError: search: argument 'limit' does not fit (bool)"
+        "error: search: argument 'limit' does not fit: Input should be a valid integer (got True)"
     )
     assert kit.handle("search", {"query": "q", "fresh": "yes"}).startswith(
-        "error: ArgumentError: search: argument 'fresh' does not fit (str)"
+        "error: search: argument 'fresh' does not fit: Input should be a valid boolean (got 'yes')"
     )
 
 
@@ -130,7 +132,7 @@ def test_every_adapter_schema_names_all_it_takes(kit: ad.Toolkit, tmp_path: Path
         given = {name: _a_value(schema["properties"][name]) for name in schema["required"]}
         extra = kit.handle(tool["name"], {**given, "no_such_argument": 1})
         assert extra.startswith(
-            f"error: ArgumentError: {tool['name']}: argument 'no_such_argument' is not an "
+            f"error: {tool['name']}: argument 'no_such_argument' is not an "
             "argument of this tool (it takes: "
         ), extra
 
@@ -155,3 +157,36 @@ def test_an_api_body_that_is_not_json_is_refused_before_sending(
     text = kit.handle("api", sent[:-1] + ', "body": {"v": NaN}}')  # JSON as Python writes NaN
     assert text.startswith("error: ArgumentError: ") and "the body" in text
     assert server.requests == [] and list(kit.store.records()) == []
+
+
+def test_a_bad_argument_is_answered_as_the_readme_says_whatever_the_tool(
+    kit: ad.Toolkit,
+) -> None:
+    # README's Security section: "The answer is one line, `error: TOOL: argument 'NAME'
+    # ...`, and nothing ran or was recorded": an adapter's, a wrapped function's alike.
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert re.search(r"`error: TOOL: argument\s+'NAME'\s+\.\.\.`", readme)
+    ran: list[int] = []
+    Fetch(kit)
+
+    @kit.tool
+    def double(n: int) -> int:
+        ran.append(n)
+        return 2 * n
+
+    url = "https://x.test/"
+    for name, arguments, said in [
+        ("fetch", {"url": url, "identity": "ops"}, "'identity' is not an argument of this tool"),
+        ("double", {"n": 1, "m": 2}, "'m' is not an argument of this tool"),
+        ("fetch", {}, "'url' is required"),
+        ("double", {}, "'n' is required"),
+        ("fetch", {"url": None}, "'url' is required"),  # null: an argument left out
+        ("double", {"n": None}, "'n' is required"),
+        ("fetch", {"url": 5}, "'url' does not fit: Input should be a valid string (got 5)"),
+        ("double", {"n": "7"}, "'n' does not fit: Input should be a valid integer (got '7')"),
+    ]:
+        takes = " (it takes: url)" if name == "fetch" else " (it takes: n)"
+        expected = f"error: {name}: argument {said}" + (takes if "not an" in said else "")
+        assert kit.handle(name, arguments) == expected
+        assert asyncio.run(kit.ahandle(name, arguments)) == expected
+    assert ran == [] and list(kit.store.records()) == []

@@ -106,3 +106,16 @@ def test_result_content_follows_the_media_type() -> None:
     assert data.content == {"a": [1]}
     raw = ad.Result(record=RECORD.model_copy(update={"media_type": "image/png"}), payload=b"\x89P")
     assert raw.content == b"\x89P"
+
+
+def test_a_results_repr_is_short_however_large_its_payload() -> None:
+    big = ad.Result(record=RECORD, payload=b"x" * 1_000_000, replayed=True)
+    assert repr(big) == (
+        "Result(id='0123456789abcdef', tool='api', status='error', "
+        f"payload=b'{'x' * 80}'… (1,000,000 bytes), replayed=True)"
+    )
+    small = ad.Result(record=RECORD, payload=b"ok", changed=False)
+    assert repr(small) == (
+        "Result(id='0123456789abcdef', tool='api', status='error', payload=b'ok', changed=False)"
+    )
+    assert str(big) == "x" * 1_000_000  # str() is the content, whole, as documented

@@ -72,7 +72,7 @@ def test_an_end_before_the_start_is_an_error(kit: ad.Toolkit) -> None:
     stored = record(kit, FORTY)
     out = replay(kit, id=stored.id, start_line=5, end_line=2)
     assert out == (
-        "error: ArgumentError: replay_result: end_line is before start_line; give a range "
+        "error: replay_result: end_line is before start_line; give a range "
         "that ends at or after its start"
     )
     content = ad.handle_content(

@@ -187,7 +187,7 @@ def test_the_schema_bounds_limit(kit: ad.Toolkit, index: LocalIndex) -> None:
     assert declared == MAX_LIMIT
     for bad in (-1, 0, MAX_LIMIT + 1, 10**30):
         text = kit.handle("search", {"query": "lock", "limit": bad})
-        assert text.startswith("error: ArgumentError: search: argument 'limit' does not fit (int)")
+        assert text.startswith("error: search: argument 'limit' does not fit: ")
         assert "http://docs.test/" not in text
     assert list(kit.store.records()) == []
     shown = kit.handle("search", {"query": "lock", "limit": MAX_LIMIT})
@@ -211,7 +211,7 @@ def test_a_query_too_long_to_search_is_refused(kit: ad.Toolkit, index: LocalInde
     search = Search(kit, index)
     words = " ".join(f"w{i}" for i in range(MAX_QUERY))  # longer than MAX_QUERY characters
     text = kit.handle("search", {"query": words})
-    assert text.startswith("error: ArgumentError: search: argument 'query' does not fit (str)")
+    assert text.startswith("error: search: argument 'query' does not fit: ")
     with pytest.raises(ad.ArgumentError, match="at most 2,000 characters"):
         search(words)
     from addressable.adapters.search import MAX_QUERY as declared
@@ -229,6 +229,6 @@ def test_a_model_may_ask_to_wait_less_never_longer(kit: ad.Toolkit, tmp_path: Pa
     capped = [r for r in kit.store.records() if r.id != stopped.id]
     assert capped[0].meta["timed_out"] is True  # stopped at the adapter's own 1 s
     assert kit.handle("shell", {"command": "echo hi", "timeout": 0}).startswith(
-        "error: ArgumentError: shell: argument 'timeout' does not fit (int)"
+        "error: shell: argument 'timeout' does not fit: "
     )
     assert shell.timeout == 1.0

@@ -1,14 +1,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import addressable as ad
+from addressable.adapters import Fetch
 
 from .conftest import FakeClock
+from .httpserver import LocalServer, Page
 
 
 def test_wrapped_call_returns_a_recorded_result(kit: ad.Toolkit) -> None:
@@ -137,8 +142,31 @@ def test_async_tools(kit: ad.Toolkit) -> None:
 
     asyncio.run(scenario())
     assert {r.status for r in kit.store.records()} == {ad.Status.OK, ad.Status.ERROR}
-    with pytest.raises(ad.NotReplayable, match=r"is async: use `await kit\.areplay"):
-        kit.replay(next(r.id for r in kit.store.records() if r.tool == "square"), verify=True)
+
+
+def test_sync_replay_verify_runs_an_async_tool_as_handle_does(kit: ad.Toolkit) -> None:
+    """With no event loop running, `replay(verify=True)` runs an async tool on a loop of
+    its own, as `kit.handle` does; inside a running loop it points to `areplay`."""
+    runs: list[int] = []
+
+    @kit.tool(determinism="deterministic", key=lambda n: f"n:{n}")
+    async def square(n: int) -> int:
+        await asyncio.sleep(0)
+        runs.append(n)
+        return n * n
+
+    first = asyncio.run(square(4))
+    again = kit.replay(first.id, verify=True)
+    assert (again.changed, again.id, again.previous_id) == (False, first.id, first.id)
+    assert runs == [4, 4] and len(kit.store.observations(first.id)) == 2
+    assert kit.handle("square", {"n": 4}) == "16" and runs == [4, 4, 4]
+
+    async def in_a_loop() -> None:
+        with pytest.raises(ad.NotReplayable, match=r"use `await kit\.areplay\("):
+            kit.replay(first.id, verify=True)
+
+    asyncio.run(in_a_loop())
+    assert runs == [4, 4, 4]  # the refused re-run never started
 
 
 def test_replay_verify_reports_change_and_records_the_new_observation(
@@ -187,6 +215,15 @@ def test_replay_errors(kit: ad.Toolkit) -> None:
         kit.replay("0123456789abcdef")
 
 
+@pytest.mark.parametrize("bad", ["nothex", "", "abc", "0123456789abcdef0", 7])
+def test_a_malformed_id_is_caught_as_not_found(kit: ad.Toolkit, bad: Any) -> None:
+    # "kit.replay(res.id)  # exact stored result; ad.NotFound ... on bad input"
+    with pytest.raises(ad.NotFound) as raised:
+        kit.replay(bad)
+    assert isinstance(raised.value, ad.BadId) and isinstance(raised.value, ValueError)
+    assert str(raised.value) == raised.value.args[0]  # not quoted as a KeyError's is
+
+
 def test_sessions_group_calls(store: ad.Store, clock: FakeClock) -> None:
     for session in ("one", "two"):
         kit = ad.Toolkit(store, session=session, clock=clock)
@@ -205,3 +242,107 @@ def test_var_args_replay(kit: ad.Toolkit) -> None:
     assert res.record.args == {"sep": "-", "parts": ["a", "b"], "opts": {"upper": "no"}}
     again = kit.replay(res.id, verify=True)
     assert again.changed is False and again.text == res.text
+
+
+def _open_files_under(folder: Path) -> list[str]:
+    """The files under `folder` this process holds open (Linux's /proc)."""
+    held = []
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith(str(folder)):
+                held.append(target)
+    return held
+
+
+def test_close_closes_the_store_and_the_clients_adapters_made(
+    tmp_path: Path, server: LocalServer
+) -> None:
+    server.pages["/a"] = Page(b"<p>a</p>")
+    with ad.Toolkit(ad.DiskStore(tmp_path / "store")) as kit:
+        fetch = Fetch(kit)
+        assert "error" not in kit.handle("fetch", {"url": server.url("/a")})
+        assert _open_files_under(tmp_path / "store")
+    assert _open_files_under(tmp_path / "store") == []
+    with pytest.raises(RuntimeError, match="client has been closed"):
+        fetch(server.url("/a"))
+    kit.close()  # again: nothing to do, nothing raised
+
+
+def test_async_with_closes_the_async_clients_too(server: LocalServer) -> None:
+    server.pages["/a"] = Page(b"<p>a</p>")
+
+    async def go() -> Fetch:
+        async with ad.Toolkit(ad.open_store("memory://")) as kit:
+            fetch = Fetch(kit)
+            assert (await fetch.aget(server.url("/a"))).ok
+        await kit.aclose()  # again: nothing to do
+        return fetch
+
+    fetch = asyncio.run(go())
+    with pytest.raises(RuntimeError, match="client has been closed"):
+        asyncio.run(fetch.aget(server.url("/a")))
+
+
+_DETERMINISMS = "deterministic, nondeterministic, side_effect"
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        pytest.param(
+            lambda kit: kit.tool(determinism="bogus"),
+            f"determinism is one of {_DETERMINISMS}, not 'bogus'",
+            id="tool",
+        ),
+        pytest.param(
+            lambda kit: kit.tool(determinism=["deterministic"]),
+            f"determinism is one of {_DETERMINISMS}, not list",
+            id="tool-unhashable",
+        ),
+        pytest.param(
+            lambda kit: kit.record("t", {}, b"x", determinism="Deterministic"),
+            f"determinism is one of {_DETERMINISMS}, not 'Deterministic'",
+            id="record",
+        ),
+        pytest.param(
+            lambda kit: kit.record_failure("t", {}, OSError("x"), determinism="pure"),
+            f"determinism is one of {_DETERMINISMS}, not 'pure'",
+            id="record_failure",
+        ),
+        pytest.param(
+            lambda kit: kit.record("t", {}, b"x", determinism="deterministic", status="failed"),
+            "status is one of ok, error, not 'failed'",
+            id="status",
+        ),
+        pytest.param(
+            lambda kit: kit.record("t", {}, b"x", determinism="deterministic", outcome="done"),
+            "outcome is one of completed, not_applied, unknown, not 'done'",
+            id="outcome",
+        ),
+        pytest.param(
+            lambda kit: kit.ingest("call_1", "t", {}, "x", determinism="bogus"),
+            f"determinism is one of {_DETERMINISMS}, not 'bogus'",
+            id="ingest",
+        ),
+        pytest.param(
+            lambda kit: ad.compact(
+                [{"role": "user", "content": "hi"}], kit=kit, determinism_of={"t": "bogus"}
+            ),
+            f"determinism_of['t'] is one of {_DETERMINISMS}, not 'bogus'",
+            id="compact",
+        ),
+        pytest.param(
+            lambda kit: ad.Toolkit(kit.store, stale_policy="ignore"),
+            "stale_policy is one of refuse, warn, not 'ignore'",
+            id="stale_policy",
+        ),
+    ],
+)
+def test_a_value_no_enum_has_is_an_argument_error_listing_the_values(
+    kit: ad.Toolkit, call: Any, said: str
+) -> None:
+    with pytest.raises(ad.ArgumentError) as raised:
+        call(kit)
+    assert str(raised.value) == said
+    assert list(kit.store.records()) == []  # refused before anything was stored

@@ -33,6 +33,7 @@ from .._errors import AddressableError, ArgumentError, DeadlineExceeded
 from .._exitcodes import EXIT_FAILURE, EXIT_OK
 from .._failed import failed
 from .._models import Determinism, Outcome, Record, Status
+from .._registry import failure_text, refused_text
 from .._replaytool import DESCRIPTION as REPLAY_DESCRIPTION
 from .._replaytool import NAME as REPLAY
 from .._replaytool import SCHEMA as REPLAY_SCHEMA
@@ -234,10 +235,15 @@ class Proxy:
         tool = ReplayTool(self.kit)
 
         def select_text() -> str:
+            # Said as kit.handle says it: refused before anything ran, or failed as it ran.
             try:
-                text = select(_text_of(original), tool.checked(arguments))
-            except ArgumentError as exc:  # as kit.handle says it
-                return self.kit.secrets.mask(f"error: {type(exc).__name__}: {exc}")
+                checked = tool.checked(arguments)
+            except ArgumentError as exc:
+                return refused_text(self.kit.secrets, exc)
+            try:
+                text = select(_text_of(original), checked)
+            except ArgumentError as exc:
+                return failure_text(self.kit.secrets, exc)
             beside = describe([b.model_dump(by_alias=True) for b in original.content])
             if beside:  # as replay_result says it of a result with images beside its text
                 text += f"\n[with it: {beside}, not shown as text]"

@@ -9,12 +9,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    field_validator,
 )
 
 import addressable as ad
 from addressable._toolargs import check_arguments
 
-from ._urls import origin
+from ._urls import checked_origins
 
 
 class Adapter:
@@ -115,9 +116,14 @@ class Identity(BaseModel):
     headers: Mapping[str, str] = Field(default_factory=dict)
     origins: tuple[str, ...] | None = None
 
+    @field_validator("origins", mode="before")
+    @classmethod
+    def _check_origins(cls, value: object) -> object:
+        return None if value is None else checked_origins(value, "Identity origins")
+
     def check_origin(self, where: str) -> None:
         """`ScopeError` unless this identity may be sent to the origin `where`."""
-        if self.origins is not None and where not in {origin(o) for o in self.origins}:
+        if self.origins is not None and where not in self.origins:
             raise ad.ScopeError(
                 f"identity {self.name!r} is not sent to {where} (its origins: "
                 f"{', '.join(self.origins) or 'none'}); nothing was sent"

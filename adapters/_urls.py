@@ -4,6 +4,7 @@ written in them redacted wherever they are kept."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import httpx
@@ -52,6 +53,17 @@ def origin(url: str) -> str:
 
 
 # -- checking ------------------------------------------------------------------------------
+
+
+def checked_origins(origins: object, what: str) -> tuple[str, ...]:
+    """`origins` (a list of absolute http(s) URLs) as their origins, in order, once
+    each; `ArgumentError` for a bare str, an empty list or an entry that is not one."""
+    if not isinstance(origins, Iterable):
+        raise ad.ArgumentError(f"{what} is a list of URLs, not {origins!r:.40}")
+    found = tuple(dict.fromkeys(check_url(o) for o in ad.ids.listed(origins, what)))
+    if not found:
+        raise ad.ArgumentError(f"{what} names no origin: give at least one, or None for any")
+    return found
 
 
 def check_url(url: object) -> str:

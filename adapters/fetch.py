@@ -15,7 +15,7 @@ from ._decode import BadAnswer
 from ._fetchrecord import FetchRecording
 from ._html import html_to_text
 from ._http import DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, Exchange, ResponseTooLarge, check_deadline
-from ._urls import check_url, check_wire, origin, redact_url, rerun_url
+from ._urls import check_url, check_wire, checked_origins, origin, redact_url, rerun_url
 
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
 DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
@@ -83,7 +83,7 @@ class Fetch(FetchRecording):
     ) -> None:
         deadline = check_deadline(deadline)  # before registering: a bad one is refused
         allowed = frozenset(ad.ids.listed(allow_secrets, "secret references"))
-        scope = None if origins is None else _origins(origins)
+        scope = None if origins is None else checked_origins(origins, "Fetch origins")
         super().__init__(kit, name)
         self.origins = scope  # where it may GET, redirects included; None: anywhere
         if scope is not None:
@@ -263,9 +263,3 @@ class Fetch(FetchRecording):
     async def aclose(self) -> None:
         """Close every client this adapter made (not ones it was given)."""
         await self._clients.aclose()
-
-
-def _origins(origins: Iterable[str]) -> tuple[str, ...]:
-    """`origins=` as the origins of absolute http(s) URLs; `ArgumentError` for a bare
-    str or an entry that is not one."""
-    return tuple(dict.fromkeys(check_url(o) for o in ad.ids.listed(origins, "origins")))

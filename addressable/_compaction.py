@@ -38,10 +38,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ._compactkit import Toolkit
-from ._compactstubs import make_stubs
+from ._compactstubs import Stub, make_stubs
 from ._conversation import nested_too_deep
 from ._errors import ArgumentError
-from ._evictplan import evictable, least_needed_first
+from ._evictplan import Candidate, evictable, least_needed_first
 from ._messages import Shape, message_tokens, parse, set_result_text
 from ._models import Determinism, member
 from ._sdkviews import Source, restore, views
@@ -188,32 +188,60 @@ def _compact(
             shape=conversation.shape,
             source=source,
         )
-    candidates = evictable(
-        conversation,
-        kit,
-        keep_last,
-        set(pins),
-        set(pending_keys),
-        dict(determinism_of or {}),
-    )
+    # Stubs first: with trim_to, the agent's words are cut only when stubs are not enough.
+    goal = target_tokens
+    if goal is not None and trim_to is not None:
+        goal = min(goal, trim_to)
+    plan = (conversation, kit, keep_last, set(pins), set(pending_keys), dict(determinism_of or {}))
+    candidates = evictable(*plan)
     stubs = make_stubs(conversation, messages, candidates, kit, budget, summarizer, system)
     evicted: list[Evicted] = []
-    tokens = before
-    small = [c for c in candidates if c.small]
-    ordered = least_needed_first(conversation, messages, [c for c in candidates if not c.small])
-    for candidate in [*ordered, *small]:
-        if target_tokens is not None and tokens <= target_tokens:
+    ordered = least_needed_first(conversation, messages, candidates)
+    tokens = _evict(ordered, stubs, out, evicted, before, goal, kit, conversation.shape)
+    if evicted and (goal is None or tokens > goal):
+        # Small results after the first stub: the prompt cache is broken before them.
+        small = evictable(*plan, small_after=min(e.index for e in evicted))
+        stubs = make_stubs(conversation, messages, small, kit, budget, summarizer, system)
+        tokens = _evict(small, stubs, out, evicted, tokens, goal, kit, conversation.shape)
+    evicted.sort(key=lambda e: (e.index, e.call_id))
+    cut: list[int] = []
+    if trim_to is not None and tokens > trim_to:
+        broken = min((e.index for e in evicted), default=len(out))
+        tokens, cut = cut_dialogue(out, conversation, keep_last, tokens, trim_to, broken)
+    return Compaction(
+        messages=restore(originals, out, {e.index for e in evicted} | set(cut), source),
+        evicted=evicted,
+        tokens_before=before,
+        tokens_after=message_tokens(out, system),
+        shape=conversation.shape,
+        source=source,
+        cut=cut,
+    )
+
+
+def _evict(
+    candidates: list[Candidate],
+    stubs: Mapping[str, Stub],
+    out: list[dict[str, Any]],
+    evicted: list[Evicted],
+    tokens: int,
+    goal: int | None,
+    kit: Toolkit,
+    shape: Shape,
+) -> int:
+    """Put the stub of each candidate in `out`, in order, while the list is over `goal`
+    (every one without it); each goes in `evicted`. The list's tokens after."""
+    for candidate in candidates:
+        if goal is not None and tokens <= goal:
             break
         result, record = candidate.result, candidate.record
-        if candidate.small and not any(e.index < result.index for e in evicted):
-            continue  # its own change would break the prompt cache for little
         made = stubs.get(result.call_id)
         if made is None:
             continue  # the store could not give it back, or the stub would save nothing
         item, stub = made
         # What the request loses: the result's text and what is not text (an image).
         was = message_tokens([out[result.index]])
-        set_result_text(out, result, stub, conversation.shape)
+        set_result_text(out, result, stub, shape)
         # A live stub keeps its record through gc, for as long as a stub can be in use:
         # until its session ends, or STUB_PIN_AGE after the last compaction that made it.
         kit.store.pin(
@@ -233,20 +261,7 @@ def _compact(
                 tokens_after=count_tokens(stub),
             )
         )
-    evicted.sort(key=lambda e: (e.index, e.call_id))
-    cut: list[int] = []
-    if trim_to is not None and tokens > trim_to:
-        broken = min((e.index for e in evicted), default=len(out))
-        tokens, cut = cut_dialogue(out, conversation, keep_last, tokens, trim_to, broken)
-    return Compaction(
-        messages=restore(originals, out, {e.index for e in evicted} | set(cut), source),
-        evicted=evicted,
-        tokens_before=before,
-        tokens_after=message_tokens(out, system),
-        shape=conversation.shape,
-        source=source,
-        cut=cut,
-    )
+    return tokens
 
 
 @contextmanager

@@ -33,7 +33,7 @@ def make_stubs(
     budget: int,
     summarizer: Summarizer | None,
     system: str | None,
-) -> dict[str, _Stub]:
+) -> dict[str, Stub]:
     """The stub of every candidate, by tool-call id, made oldest first.
 
     What a stub leaves out is what stays in sight without it: the values the list shows
@@ -58,7 +58,7 @@ def make_stubs(
     # The conversation up to the result at hand, the system prompt first (a stub leaves
     # out what that shows: one made under another prompt is not this one).
     prefix = hashlib.blake2b((system or "").encode("utf-8", "replace"), digest_size=16)
-    stubs: dict[str, _Stub] = {}
+    stubs: dict[str, Stub] = {}
     at = 0
     for result in conversation.results:
         for message in messages[at : result.index + 1]:
@@ -97,16 +97,16 @@ def make_stubs(
     return stubs
 
 
-_Stub = tuple[Reference | Claim, str]  # what is shown in place of a result, and its line
+Stub = tuple[Reference | Claim, str]  # what is shown in place of a result, and its line
 _Memo = tuple[str, str, int, str]  # record, call, budget, the conversation up to it
 _STUB_ITEM: TypeAdapter[Reference | Claim] = TypeAdapter(
     Annotated[Reference | Claim, Field(discriminator="kind")]
 )
-_MADE: weakref.WeakKeyDictionary[Any, dict[_Memo, _Stub]] = weakref.WeakKeyDictionary()
+_MADE: weakref.WeakKeyDictionary[Any, dict[_Memo, Stub]] = weakref.WeakKeyDictionary()
 MADE_KEPT = 20_000  # stubs a kit remembers
 
 
-def _made_by(kit: Toolkit) -> dict[_Memo, _Stub]:
+def _made_by(kit: Toolkit) -> dict[_Memo, Stub]:
     return _MADE.setdefault(kit, {})
 
 
@@ -115,7 +115,7 @@ def _mark(memo: _Memo) -> str:
     return content_hash("\0".join(str(part) for part in memo).encode())
 
 
-def _remembered(kit: Toolkit, made: dict[_Memo, _Stub], memo: _Memo) -> _Stub | None:
+def _remembered(kit: Toolkit, made: dict[_Memo, Stub], memo: _Memo) -> Stub | None:
     """The stub made before for `memo`, by this kit or any on its store."""
     stub = made.get(memo)
     if stub is not None:
@@ -133,7 +133,7 @@ def _remembered(kit: Toolkit, made: dict[_Memo, _Stub], memo: _Memo) -> _Stub | 
     return stub
 
 
-def _remember(kit: Toolkit, made: dict[_Memo, _Stub], memo: _Memo, stub: _Stub) -> None:
+def _remember(kit: Toolkit, made: dict[_Memo, Stub], memo: _Memo, stub: Stub) -> None:
     """Keep a stub just made, in the store (for every kit) and in this kit."""
     item, line = stub
     value = json.dumps({"item": item.model_dump(mode="json"), "line": line}).encode()
@@ -143,7 +143,7 @@ def _remember(kit: Toolkit, made: dict[_Memo, _Stub], memo: _Memo, stub: _Stub) 
     _keep(made, memo, stub)
 
 
-def _keep(made: dict[_Memo, _Stub], memo: _Memo, stub: _Stub) -> None:
+def _keep(made: dict[_Memo, Stub], memo: _Memo, stub: Stub) -> None:
     if len(made) >= MADE_KEPT:
         del made[next(iter(made))]  # the oldest
     made[memo] = stub

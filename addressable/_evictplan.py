@@ -30,7 +30,7 @@ MIN_EVICT_TOKENS = 30  # a result smaller than this stays: its stub would save t
 RECENT = 3  # the agent's latest messages that say which results are still in use
 # A value a call may pass back, as it stands in a result or a message: 8 characters or
 # more without a space.
-VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
+_VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,6 @@ class Candidate:
     result: ToolResult
     record: Record
     superseded: bool  # a later result has its key, or came from the same call again
-    # Under MIN_EVICT_TOKENS: evicted only after an older result, where the prompt cache
-    # is broken anyway (its stub saves little; a change of its own would break it).
-    small: bool = False
 
 
 def evictable(
@@ -53,9 +50,13 @@ def evictable(
     pins: set[str],
     pending_keys: set[str],
     determinism_of: dict[str, Determinism],
+    small_after: int | None = None,
 ) -> list[Candidate]:
     """The results that may be evicted (see the module docstring), oldest first, each
-    with its record (ingested first when the kit did not make it)."""
+    with its record (ingested first when the kit did not make it). Results under
+    `MIN_EVICT_TOKENS` are left out; with `small_after`, only they are given, those
+    after that message (where an older result went: the prompt cache is broken before
+    them, and their stubs save a little)."""
     results = conversation.results
     older = results[: max(0, len(results) - keep_last)]
     # An exact copy of a later result (the same text read again) goes even among the
@@ -73,6 +74,8 @@ def evictable(
             call.name == REPLAY_TOOL
             or parse_stub(result.text) is not None
             or result.call_id in pins
+            or _small(result) != (small_after is not None)
+            or (small_after is not None and result.index <= small_after)
         ):
             continue
         try:
@@ -100,11 +103,15 @@ def evictable(
             result,
             record,
             last_of[signature] > result.index or last_key.get(str(record.key), -1) > result.index,
-            result.content is None and count_tokens(result.text) < MIN_EVICT_TOKENS,
         )
         for result, record, signature in found
         if result.call_id not in pending.values()  # it stays whole
     ]
+
+
+def _small(result: ToolResult) -> bool:
+    """A result of text only, under `MIN_EVICT_TOKENS`: its stub would save little."""
+    return result.content is None and count_tokens(result.text) < MIN_EVICT_TOKENS
 
 
 def least_needed_first(
@@ -125,7 +132,7 @@ def least_needed_first(
         index = candidate.result.index
         if candidate.superseded:
             return (0, 0, index)
-        values = set(VALUE.findall(candidate.result.text))
+        values = set(_VALUE.findall(candidate.result.text))
         return (1, sum(1 for v in values if v in recent and v not in task), index)
 
     return sorted(candidates, key=rank)

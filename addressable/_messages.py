@@ -271,8 +271,8 @@ def message_tokens(
 
 def said(message: Mapping[str, Any], shape: Shape) -> str:
     """The text of a message that is not a tool result: what the user, the system or
-    the agent wrote, tool calls and their arguments included. Compaction never
-    rewrites it."""
+    the agent wrote, tool calls and their arguments included. Compaction rewrites it
+    only with `trim_to` (see `_trim`)."""
     if shape == "anthropic":
         content = message.get("content")
         if isinstance(content, list):

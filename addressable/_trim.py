@@ -16,16 +16,20 @@ pay for the cache it breaks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ._conversation import Conversation
-from ._evictplan import VALUE
 from ._messages import message_tokens
 
 CUT = "[…]"
 EARLY_SHARE = 0.2  # of the goal: what cutting before the cache break must free
-MIN_QUOTED = 8  # characters: a shorter word is not a value a call passes back
+MIN_QUOTED = 8  # characters: a plain word this long may be a value a call passes back
+# A word of a message, and what makes a shorter one a value (a stub may have left it
+# out because the message showed it): a digit, `_./:@#`, or a capital after a small.
+_WORD = re.compile(r"[\w./:@#?=&%+~-]{3,}")
+_MARKED = re.compile(r"[\d_./:@#]|[a-z][A-Z]")
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 
 
@@ -48,9 +52,11 @@ def cut_dialogue(
     cut: list[int] = []
     tokens = _cut(out, [i for i in candidates if i >= broken], seen, tokens, goal, cut)
     if tokens > goal:
+        # Before the break, nearest it first: the cached prefix stays as long as it can.
         trial = list(out)
         early: list[int] = []
-        after = _cut(trial, [i for i in candidates if i < broken], seen, tokens, goal, early)
+        before = [i for i in reversed(candidates) if i < broken]
+        after = _cut(trial, before, seen, tokens, goal, early)
         if tokens - after >= EARLY_SHARE * goal:
             out[:] = trial
             tokens = after
@@ -106,6 +112,10 @@ def _texts(message: Mapping[str, Any]) -> Iterator[tuple[int | None, str]]:
                     yield n, text
 
 
+def _value(word: str) -> bool:
+    return len(word) >= MIN_QUOTED or _MARKED.search(word) is not None
+
+
 def _shortened(message: dict[str, Any], seen: str) -> dict[str, Any] | None:
     """`message` with each of its texts cut to `[…]` and the values it quotes from
     `seen` (the results' text); None when it has no text to cut."""
@@ -117,14 +127,18 @@ def _shortened(message: dict[str, Any], seen: str) -> dict[str, Any] | None:
     parts = list(content) if isinstance(content, list) else None
     for n, text in texts:
         # A value as it ends a sentence or a clause: without that stop.
-        quoted = (v.rstrip(".:?") for v in VALUE.findall(text))
-        values = [v for v in dict.fromkeys(quoted) if len(v) >= MIN_QUOTED and v in seen]
+        quoted = (v.rstrip(".:?") for v in _WORD.findall(text))
+        values = [v for v in dict.fromkeys(quoted) if _value(v) and v in seen]
         short = " ".join([CUT, *values])
         if n is None:
             new["content"] = short
         else:
             assert parts is not None
-            parts[n] = {**parts[n], "text": short}
+            part = {**parts[n], "text": short}
+            if part.get("annotations"):
+                part["annotations"] = []  # their offsets were into the text cut
+            part.pop("logprobs", None)
+            parts[n] = part
     if parts is not None:
         new["content"] = parts
     return new

@@ -189,3 +189,68 @@ def test_a_small_result_goes_after_an_older_one_that_goes(disk_kit: ad.Toolkit) 
     assert evicted_calls(done) == ["c1", "c2"]
     assert done.messages[6]["content"].startswith("[claim:")
     assert done.messages[2]["content"] == "\n".join("abcdefghijklmn")
+
+
+def test_a_cut_message_keeps_the_short_ids_it_quoted(disk_kit: ad.Toolkit) -> None:
+    """A stub leaves out what the agent's words show, however short: the cut keeps such
+    words (a digit, `_`, `.`, CamelCase), not only long ones."""
+    messages = chat()
+    messages[1]["content"] += " The user usr_771 hit BadSpec in test_rd."
+    messages[2]["content"] += "\nusr_771 BadSpec test_rd"
+    done = ad.compact(messages, kit=disk_kit, keep_last=2, trim_to=0)
+    assert 1 in done.cut
+    assert done.messages[1]["content"] == "[…] pkg/widget_0.py usr_771 BadSpec test_rd"
+
+
+def test_results_are_stubbed_to_trim_to_before_any_word_is_cut(disk_kit: ad.Toolkit) -> None:
+    messages = chat(8)
+    whole = ad.message_tokens(messages)
+    plain = ad.compact(messages, kit=disk_kit, keep_last=2)
+    trim_to = plain.tokens_after - 50  # stubs alone come close: one cut will do
+    done = ad.compact(
+        messages,
+        kit=ad.Toolkit(disk_kit.store),
+        keep_last=2,
+        target_tokens=whole - 100,
+        trim_to=trim_to,
+    )
+    assert len(done.evicted) == len(plain.evicted)  # every result that may go went first
+    assert len(done.cut) == 1 and done.tokens_after <= trim_to
+
+
+def test_responses_annotations_go_with_the_text_they_pointed_into(disk_kit: ad.Toolkit) -> None:
+    items: list[dict[str, Any]] = [{"role": "user", "content": "Fix pkg/widget_0.py"}]
+    for k in range(3):
+        citation = {"type": "url_citation", "start_index": 300, "end_index": 320, "url": "u"}
+        part = {"type": "output_text", "text": FILLER, "annotations": [citation]}
+        items.append({"type": "message", "role": "assistant", "content": [part]})
+        arguments = json.dumps({"command": "ls"})
+        items.append(
+            {"type": "function_call", "call_id": f"f{k}", "name": "shell", "arguments": arguments}
+        )
+        items.append({"type": "function_call_output", "call_id": f"f{k}", "output": result_text(k)})
+    done = ad.compact(items, kit=disk_kit, keep_last=1, trim_to=0)
+    assert done.cut == [1, 4]
+    for i in done.cut:
+        (part,) = done.messages[i]["content"]
+        assert part == {"type": "output_text", "text": "[…]", "annotations": []}
+    assert done.messages[7] == items[7]
+
+
+def test_cuts_before_the_first_change_start_nearest_it(disk_kit: ad.Toolkit) -> None:
+    """The cache is read up to the first byte that changed: cutting from the newest old
+    message back keeps the longest prefix of the last request."""
+    messages = talk(8)
+    size = ad.message_tokens(messages)
+    done = ad.compact(messages, kit=disk_kit, keep_last=2, trim_to=size // 2)
+    assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    old = assistants[:-2]
+    assert 0 < len(done.cut) < len(old)
+    # The cut messages are the newest of the old ones: those before them are untouched.
+    assert done.cut == old[-len(done.cut) :]
+    assert done.messages[: done.cut[0]] == messages[: done.cut[0]]
+
+
+def test_small_results_are_not_stored_while_they_stay(disk_kit: ad.Toolkit) -> None:
+    ad.compact(small_and_large("ss"), kit=disk_kit, keep_last=2)
+    assert list(disk_kit.store.records()) == []  # nothing went: nothing was ingested

@@ -378,3 +378,14 @@ def test_origins_bound_where_fetch_may_read_redirects_included(
             Fetch(kit, origins="http://127.0.0.1", name="bare")
     finally:
         other.stop()
+
+
+@pytest.mark.parametrize("bad", [["api.github.com"], ["ftp://files.example"], [], "https://x"])
+def test_origins_that_are_no_origins_are_refused(kit: ad.Toolkit, bad: object) -> None:
+    with pytest.raises(ValueError, match=r"origin|URL|str"):
+        Identity(name="gh", origins=bad)  # type: ignore[arg-type]
+    with pytest.raises(ad.ArgumentError):
+        Fetch(kit, origins=bad)  # type: ignore[arg-type]
+    assert Identity(name="gh", origins=["HTTPS://API.example/v1"]).origins == (
+        "https://api.example",
+    )

@@ -1,6 +1,8 @@
 """Just enough git to key a file by the commit it is clean at: `path@rev`.
 
-Every git the project starts goes through `_run`. The repository it reads may have been
+Every git the project starts in a repository goes through `_run` (the one other,
+`_gitlaunch`'s list of git's own commands, runs in `/` with `environment()`, reading no
+repository). The repository it reads may have been
 written by the model (a `.git/config`, a hook, a `.gitattributes`, a branch file), so
 git runs so that nothing there can start a program, and without the parent's secrets:
 

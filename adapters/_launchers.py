@@ -4,203 +4,303 @@
 `find . -exec sh -c ...` runs one, and so does `git -c alias.x='!sh ...' x`. A command
 is checked with what it makes run: the command an option names (`find -exec`,
 `fd --exec`, `rg --pre`, `tar -I`) is checked as the model's own command is, and an
-option whose value a shell runs, or that configures a program git will start
-(`git -c`, `git config core.pager ...`, `rebase --exec`, `--upload-pack`), is refused.
-Options are matched as the programs read them: long ones by a prefix of their name
-(`--to-com=...`), short ones inside a cluster (`-xzIzstd`).
+option that runs a command line no check can read, or that configures a program git
+will start, is refused. Options are read as each program reads them: long ones by a
+prefix of their name (`--to-com=...`), short ones inside a cluster (`-xzIzstd`) for
+the programs that bundle them, and the value of an option that takes one is skipped.
+git's rules are in `_gitlaunch`.
 
-A program that interprets what it is given (python, node, awk, sed, make and its
-variables, ...) runs that code by design: allowing it allows any code. These checks
-bound the programs that otherwise only search, list, archive or keep versions.
+A command line that a shell runs (`tar -I` when it compresses, `zip -TT`), or that
+the program splits into words its own way (`rsync -e`, `go -toolexec`), is taken only
+as plain words: no quote, no shell character, no builtin such as `.` or `trap` first.
+Then every reader sees the same words, and they are checked as a command.
+
+These checks stop the direct routes only. A program that interprets what it is given
+(python, node, awk, sed, make, go with `go run` and `go generate`) runs that code by
+design. git runs the hooks of the repository it works in, and the programs its config
+names (`core.fsmonitor`, a filter, a diff driver): allowing git, or any program that
+writes files in a repository (git itself, find -fprintf, tar -x), allows the code a
+model can put there, which a later, ordinary git command runs.
 """
 
 from __future__ import annotations
 
-import shlex
+import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal, NoReturn
 
 import addressable as ad
 
 # How an option starts another program:
-# - "command": the words after it, up to ";" or "+", are a command (find -exec);
-# - "program": its value is a command line, split into words (rg --pre, tar -I);
-# - "shell": its value is run by a shell, or names a program another way: refused.
-How = Literal["command", "program", "shell"]
-Options = dict[str, How]
+# - "command": the words after it, up to ";", are a command (find -ok, fd -x);
+# - "command+": the same, or up to "+" right after "{}" (find -exec);
+# - "line": its value is a command line: plain words, checked as a command (tar -I);
+# - "program": its value names one program, run without a shell (rg --pre);
+# - "refused": its value is run by a shell or reaches a program no check sees.
+How = Literal["command", "command+", "line", "program", "refused"]
 
-_FIND: Options = {"-exec": "command", "-execdir": "command", "-ok": "command", "-okdir": "command"}
-_FD: Options = {"-x": "command", "--exec": "command", "-X": "command", "--exec-batch": "command"}
-_TAR: Options = {
-    "--to-command": "shell",
-    "--checkpoint-action": "shell",
-    "--info-script": "shell",
-    "--new-volume-script": "shell",
-    "-F": "shell",
-    "--use-compress-program": "program",
-    "-I": "program",
-    "--rsh-command": "program",
-    "--rmt-command": "program",
-}
-# Options of getopt programs, read as GNU reads them; find and go read their own way.
-_GNU: dict[str, Options] = {
-    "fd": _FD,
-    "fdfind": _FD,
-    "rg": {"--pre": "program"},
-    "tar": _TAR,
-    "gtar": _TAR,
-    "sort": {"--compress-program": "program"},
-    "rsync": {"-e": "program", "--rsh": "program", "--rsync-path": "shell"},
-    "zip": {"-TT": "program", "--unzip-command": "program"},
-}
-_GO: Options = {"-exec": "program", "-toolexec": "program", "-vettool": "program"}
 
-# git: options before the subcommand that set configuration (which can name programs
-# to run: alias.*=!..., core.pager, core.sshCommand, core.fsmonitor, ...), and those
-# that take their value as the next word.
-_GIT_CONFIG = frozenset({"-c", "--config-env"})
-_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
-_GIT_ANY: Options = {"--upload-pack": "shell", "--receive-pack": "shell", "--exec": "shell"}
-_GIT_SUB: dict[str, Options] = {
-    "rebase": {"-x": "shell"},
-    "difftool": {"-x": "shell", "--extcmd": "shell"},
-    "grep": {"-O": "shell", "--open-files-in-pager": "shell"},
-    "clone": {"-u": "shell", "-c": "shell", "--config": "shell", "--template": "shell"},
-    "init": {"--template": "shell"},
-}
-# Subcommands that exist to run a command line, or that send mail through a program.
-_GIT_RUNS = frozenset({"filter-branch", "send-email", "instaweb"})
-_GIT_RUNS_WITH = {"bisect": "run", "submodule": "foreach"}
-_GIT_READS_CONFIG = frozenset(
-    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "-l", "--list"}
-)
+@dataclass(frozen=True)
+class Spec:
+    """How a program reads its options."""
+
+    options: dict[str, How]
+    valued: frozenset[str] = frozenset()  # short options that take a value
+    clusters: bool = False  # short options bundle (`-xzf`); else whole words only
+    dash_values: bool = False  # a value in the next word may start with "-" (getopt)
+    whole: bool = False  # find: options are whole words, values skipped, no "--"
+
 
 Check = Callable[[Sequence[str]], None]
+
+# find's tests and actions that take the next word as their value (-fprintf takes two).
+_FIND_VALUED = frozenset(
+    {
+        "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex",
+        "-iregex", "-lname", "-ilname", "-newer", "-anewer", "-cnewer", "-samefile",
+        "-user", "-group", "-perm", "-type", "-xtype", "-size", "-links", "-inum", "-uid",
+        "-gid", "-atime", "-ctime", "-mtime", "-amin", "-cmin", "-mmin", "-used",
+        "-maxdepth", "-mindepth", "-fstype", "-context", "-printf", "-fprintf", "-fprint",
+        "-fprint0", "-fls", "-files0-from", "-regextype",
+    }
+)  # fmt: skip
+_FIND_NEWER = re.compile(r"-newer[aBcmt][aBcmt]")
+_FIND = Spec(
+    {"-exec": "command+", "-execdir": "command+", "-ok": "command", "-okdir": "command"},
+    _FIND_VALUED,
+    dash_values=True,
+    whole=True,
+)
+_FD = Spec(
+    {"-x": "command", "--exec": "command", "-X": "command", "--exec-batch": "command"},
+    frozenset({"-d", "-E", "-t", "-e", "-S", "-o", "-c", "-j", "-C"}),
+    clusters=True,
+)
+_TAR = Spec(
+    {
+        "--to-command": "refused",
+        "--checkpoint-action": "refused",
+        "--info-script": "refused",
+        "--new-volume-script": "refused",
+        "-F": "refused",
+        # Run by /bin/sh -c when tar compresses, split by tar when it decompresses.
+        "--use-compress-program": "line",
+        "-I": "line",
+        # Run as a path, given the archive's host and the remote command as arguments.
+        "--rsh-command": "refused",
+        "--rmt-command": "refused",
+    },
+    frozenset({"-b", "-C", "-f", "-g", "-H", "-K", "-L", "-N", "-T", "-V", "-X"}),
+    clusters=True,
+    dash_values=True,
+)
+_SPECS: dict[str, Spec] = {
+    "find": _FIND,
+    "fd": _FD,
+    "fdfind": _FD,
+    "rg": Spec({"--pre": "program", "--hostname-bin": "program"}),
+    "tar": _TAR,
+    "gtar": _TAR,
+    "sort": Spec({"--compress-program": "program"}),
+    # rsync splits -e into words itself; the remote shell runs --rsync-path.
+    "rsync": Spec(
+        {"-e": "line", "--rsh": "line", "--rsync-path": "refused"},
+        frozenset({"-B", "-T", "-f", "-M"}),
+        clusters=True,
+    ),
+    # zip runs -TT through system(); it is a two-letter option, found in any cluster.
+    "zip": Spec({"-TT": "line", "--unzip-command": "line"}, clusters=True),
+}
+# go: `-flag`, `--flag`, either with `=value`; -exec and -toolexec are split by go.
+_GO: dict[str, How] = {"exec": "line", "toolexec": "line", "vettool": "program"}
+_GO_BOOL = frozenset(
+    {
+        "a", "n", "v", "x", "race", "msan", "asan", "work", "trimpath", "linkshared",
+        "modcacherw", "buildvcs", "cover", "json",
+    }
+)  # fmt: skip
+
+_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+# Builtins and keywords by which a shell runs its words as code, or a file.
+_SHELL_WORDS = frozenset(
+    {
+        ".", "source", "eval", "exec", "command", "builtin", "time", "trap", "fc",
+        "enable", "coproc", "mapfile", "readarray", "compgen", "complete",
+    }
+)  # fmt: skip
+_NOT_A_PROGRAM = ("!", "(", ")", ",")  # find's operators: not the start of a command
 
 
 def check_launches(tool: str, argv: Sequence[str], check: Check) -> None:
     """`ScopeError` if `argv` makes its program start one that `check` refuses (it is
-    given each such command's words), or a command line through a shell."""
+    given each such command's words), or a command line that cannot be checked. git's
+    options are checked by `_gitlaunch.check_git`."""
     name = PurePosixPath(argv[0]).name.lower()
     args = list(argv[1:])
-    if name == "find":
-        _nested(tool, name, args, _FIND, check, exact=True)
-    elif name == "git":
-        _git(tool, args, check)
-    elif name == "go":
-        _nested(tool, name, args, _GO, check, exact=True, go=True)
-    elif name in _GNU:
-        if name in ("tar", "gtar") and args and not args[0].startswith("-"):
-            # Old-style `tar cIf PROG FILE`: its letters take the words that follow, in
-            # order. Such a letter that starts a program is refused, not followed.
-            for letter in args.pop(0):
-                if "-" + letter in _TAR:
-                    _refuse(tool, name, "-" + letter)
-        _nested(tool, name, args, _GNU[name], check)
+    if name == "go":
+        _go(tool, args, check)
+        return
+    spec = _SPECS.get(name)
+    if spec is None:
+        return
+    if name in ("tar", "gtar") and args and not args[0].startswith("-"):
+        # Old-style `tar cIf PROG FILE`: its letters take the words that follow, in
+        # order. Such a letter that starts a program is refused, not followed.
+        for letter in args.pop(0):
+            if "-" + letter in spec.options:
+                refuse(tool, name, "-" + letter)
+    scan(tool, name, args, spec, check)
 
 
-def _nested(
-    tool: str,
-    program: str,
-    args: list[str],
-    options: Options,
-    check: Check,
-    *,
-    exact: bool = False,
-    go: bool = False,
-) -> None:
-    """Check each command `options` make `program` start, in `args`."""
+def scan(tool: str, program: str, args: Sequence[str], spec: Spec, check: Check) -> None:
+    """Check each command the options of `args` make `program` start."""
     i = 0
     while i < len(args):
         word = args[i]
-        if word == "--" and not exact:
+        i += 1
+        if word == "--" and not spec.whole:
             return  # what follows is operands
-        found = _match(word, options, exact, go)
+        found = _option(word, spec)
         if found is None:
-            i += 1
             continue
         option, how, value = found
-        if how == "command":
-            end = next((j for j in range(i + 1, len(args)) if args[j] in (";", "+")), len(args))
-            nested = args[i + 1 : end]
-            if nested:
-                check(nested)
-            i = end + 1
+        if how is None:  # an option that takes a value: skip it
+            if word == "-fprintf":  # find -fprintf FILE FORMAT
+                i += 1
+            if value is None and i < len(args):
+                i += 1 if spec.dash_values or not args[i].startswith("-") else 0
+            continue
+        if how in ("command", "command+"):
+            if value is not None:
+                raise ad.ScopeError(
+                    f"{tool}: {program} {option}: give its command as separate words "
+                    "after it; nothing was run"
+                )
+            i = _command(tool, program, option, args, i, how == "command+", check)
             continue
         if value is None:
-            value = args[i + 1] if i + 1 < len(args) else ""
+            value = args[i] if i < len(args) else ""
             i += 1
-        if how == "shell":
-            _refuse(tool, program, option)
-        words = _split(tool, program, option, value)
-        if words:
-            check(words)
-        i += 1
+        _launch(tool, program, option, how, value, check)
 
 
-def _match(
-    word: str, options: Options, exact: bool, go: bool
-) -> tuple[str, How, str | None] | None:
-    """The option of `options` that `word` gives, how it starts a program, and its
-    value when given in the same word; None when `word` is none of them."""
+def _option(word: str, spec: Spec) -> tuple[str, How | None, str | None] | None:
+    """The option `word` gives, how it starts a program (None: it takes a value and
+    starts none), and its value when in the same word; None when it is no such option."""
     if not word.startswith("-") or word == "-":
         return None
-    if exact:  # find: whole words; go: `-flag`, `--flag`, either with `=value`
-        name, eq, value = word.partition("=") if go else (word, "", "")
-        if go and name.startswith("--"):
-            name = name[1:]
-        how = options.get(name)
-        return None if how is None else (name, how, value if eq else None)
+    if spec.whole:
+        if word in spec.valued or _FIND_NEWER.fullmatch(word):
+            return word, None, None
+        how = spec.options.get(word)
+        return None if how is None else (word, how, None)
     if word.startswith("--"):
         name, eq, value = word[2:].partition("=")
-        for option, how in options.items():
+        for option, how in spec.options.items():
             # A long option may be given by a prefix of its name, as getopt takes it.
             if option.startswith("--") and name and option[2:].startswith(name):
                 return option, how, value if eq else None
         return None
-    for option, how in options.items():  # a short option, maybe in a cluster
-        if len(option) == 2 and option[1] in word[1:]:
-            rest = word[word.index(option[1], 1) + 1 :]
-            return option, how, rest or None
-        if len(option) > 2 and not option.startswith("--") and word.startswith(option):
-            return option, how, word[len(option) :] or None  # zip -TT cmd, -TTcmd
+    if not spec.clusters:
+        how = spec.options.get(word)
+        return None if how is None else (word, how, None)
+    for option, how in spec.options.items():  # a two-letter short option (zip -TT)
+        at = word.find(option[1:], 1) if len(option) > 2 and option[1] != "-" else -1
+        if at > 0:
+            return option, how, word[at + len(option) - 1 :].removeprefix("=") or None
+    for at, letter in enumerate(word[1:], 2):  # letters in order, up to one with a value
+        option = "-" + letter
+        if option in spec.options:
+            return option, spec.options[option], word[at:] or None
+        if option in spec.valued:
+            return option, None, word[at:] or None
     return None
 
 
-def _git(tool: str, args: list[str], check: Check) -> None:
-    i = 0
-    while i < len(args) and args[i].startswith("-"):  # options before the subcommand
-        name = args[i].partition("=")[0]
-        if name in _GIT_CONFIG or (name == "--exec-path" and "=" in args[i]):
-            _refuse(tool, "git", name)
-        i += 2 if args[i] in _GIT_VALUED else 1
-    if i >= len(args):
-        return
-    sub, rest = args[i], args[i + 1 :]
-    if sub in _GIT_RUNS or _GIT_RUNS_WITH.get(sub) in rest[:1]:
-        _refuse(tool, "git", sub if sub in _GIT_RUNS else f"{sub} {rest[0]}")
-    if sub == "config" and not (
-        any(w in _GIT_READS_CONFIG for w in rest) or rest[:1] in (["get"], ["list"])
-    ):
+def _command(
+    tool: str, program: str, option: str, args: Sequence[str], start: int, plus: bool, check: Check
+) -> int:
+    """Check the command that starts at `args[start]`; the index after its end."""
+    end = len(args)
+    for j in range(start, len(args)):
+        if args[j] == ";":
+            end = j
+            break
+        # GNU find ends the command at "+" after a word holding "{}" (and then wants
+        # "{}" alone); BSD find only after "{}" alone. Either way: "{}" alone.
+        if plus and args[j] == "+" and j > start and "{}" in args[j - 1]:
+            if args[j - 1] != "{}":
+                raise ad.ScopeError(
+                    f"{tool}: {program} {option}: put {{}} alone before +; nothing was run"
+                )
+            end = j
+            break
+    words = args[start:end]
+    if words and (words[0].startswith("-") or words[0] in _NOT_A_PROGRAM):
         raise ad.ScopeError(
-            f"{tool}: git config may only be read here (--get, --list): a value it sets "
-            "can make git run a program; nothing was run"
-        )
-    _nested(tool, f"git {sub}", rest, {**_GIT_ANY, **_GIT_SUB.get(sub, {})}, check)
-
-
-def _split(tool: str, program: str, option: str, value: str) -> list[str]:
-    try:
-        return shlex.split(value)
-    except ValueError:
-        raise ad.ScopeError(
-            f"{tool}: {program} {option} names a command that cannot be read as words; "
+            f"{tool}: {program} {option} is followed by {words[0]!r}, not a program; "
             "nothing was run"
-        ) from None
+        )
+    if words:
+        check(words)
+    return end + 1
 
 
-def _refuse(tool: str, program: str, option: str) -> NoReturn:
+def _go(tool: str, args: Sequence[str], check: Check) -> None:
+    """go's flags: after its command, up to the first word that is not a flag nor a
+    flag's value (`go run ./cmd/x -exec foo` gives -exec to the program); anywhere for
+    `go test` and `go vet`, which read flags after the packages too."""
+    command, flags = (args[0], args[1:]) if args else ("", [])
+    anywhere = command in ("test", "vet")
+    value_next = False  # the word before was a flag that may take the next as its value
+    i = 0
+    while i < len(flags):
+        word = flags[i]
+        i += 1
+        if not word.startswith("-") or word == "-":
+            if not (anywhere or value_next):
+                return
+            value_next = False
+            continue
+        name, eq, value = word.removeprefix("-").removeprefix("-").partition("=")
+        how = _GO.get(name)
+        if how is None:
+            value_next = not eq and name not in _GO_BOOL
+            continue
+        value_next = False
+        if not eq:
+            value = flags[i] if i < len(flags) else ""
+            i += 1
+        _launch(tool, f"go {command}", "-" + name, how, value, check)
+
+
+def _launch(tool: str, program: str, option: str, how: How, value: str, check: Check) -> None:
+    """Check the program `option`'s `value` makes `program` start, as `how` says."""
+    if how == "refused":
+        refuse(tool, program, option)
+    if how == "program":
+        if value:
+            check([value])
+        return
+    words = [word for word in value.split(" ") if word]
+    if all(_PLAIN.fullmatch(word) for word in words):
+        if not words:
+            return
+        first = words[0]
+        if not (first.startswith("-") or "=" in first or first in _SHELL_WORDS):
+            check(words)
+            return
+    raise ad.ScopeError(
+        f"{tool}: {program} {option} takes a command line, which must be plain words "
+        "here: a program, then its arguments, of letters, digits and _@%+=:,./- only; "
+        "nothing was run"
+    )
+
+
+def refuse(tool: str, program: str, option: str) -> NoReturn:
+    """`ScopeError`: `option` makes `program` run what no check can read."""
     runs = program.split()[0]
     raise ad.ScopeError(
         f"{tool}: {program} {option} makes {runs} run a command line or a program it "

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 import addressable as ad
 
 from ._git import clean_at_head, commit_of
+from ._gitlaunch import check_git
 from ._launchers import check_launches
 
 _GIT_SHOW = re.compile(r"^git\s+show\s+([^\s:]+):(\S+)$")
@@ -103,10 +104,19 @@ def check_command(
     tool: str, argv: Sequence[str], allow: tuple[str, ...] | None, allow_shell: bool
 ) -> None:
     """`ScopeError` unless the model may run `argv`: its program (`check_program`), and
-    each program its options make it start (`find -exec`, `git -c`: see `_launchers`)."""
+    each program its options make it start (`find -exec`, `git -c`: see `_launchers`
+    and `_gitlaunch`)."""
     check_program(tool, argv[0], allow, allow_shell)
-    if not allow_shell:
-        check_launches(tool, argv, lambda words: check_command(tool, words, allow, allow_shell))
+    if allow_shell:
+        return
+
+    def nested(words: Sequence[str]) -> None:
+        check_command(tool, words, allow, allow_shell)
+
+    if PurePosixPath(argv[0]).name.lower() == "git":
+        check_git(tool, argv[1:], nested)
+    else:
+        check_launches(tool, argv, nested)
 
 
 def classify(

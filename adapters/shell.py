@@ -35,11 +35,16 @@ class Shell(Adapter):
     xargs, sudo, timeout, ...) by name or path. That refusal is not a boundary: many
     ordinary programs run others (`python3 -c`, awk's `system`); only `allow` bounds
     what a model can make run. Either way, the options by which find, fd, rg, git, tar,
-    sort, rsync, zip and go start a program are checked too (see `_launchers`): the
-    program such an option names must be one the model may run, and one that a shell
-    would run (`tar --to-command`, `git -c`, `git rebase -x`, a `git config` that sets
-    a value) is refused. A program that interprets code (python, awk, sed, make) runs
-    what it is given: allowing it allows any code. A program not allowed is
+    sort, rsync, zip and go start a program are checked too (see `_launchers` and
+    `_gitlaunch`): the program such an option names must be one the model may run, a
+    command line a shell runs (`tar -I`, `zip -TT`) must be plain words, and what no
+    check can read (`tar --to-command`, `git -c`, `git rebase -x`, a `git config` that
+    sets a value, a git alias) is refused. These checks stop the direct routes only. A
+    program that interprets code (python, awk, sed, make, go) runs what it is given, and
+    git runs the hooks of the repository it works in and the programs its config names
+    (`core.fsmonitor`, filters): allowing git, or any program that writes files in a
+    repository (git itself, find, tar, cp), allows the code a model can put there. A
+    program not allowed is
     refused with `ScopeError`; an empty command, an unclosed quote or a NUL byte with
     `ArgumentError`. Nothing runs and nothing is recorded for a refused command.
     `allow_shell=True` runs the model's command through `/bin/sh` and cannot be combined

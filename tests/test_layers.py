@@ -104,6 +104,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._decode",
         "adapters._fetchrecord",
         "adapters._git",
+        "adapters._gitlaunch",
         "adapters._hits",
         "adapters._html",
         "adapters._http",

@@ -62,6 +62,26 @@ ESCAPES = [
         "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='touch pwned' notes.txt",
         id="tar --checkpoint-action",
     ),
+    # find ends -exec at "+" only right after "{}": this "+" is a word of git's command.
+    pytest.param(
+        "find . -maxdepth 0 -exec git --namespace + -c 'alias.x=!touch pwned' x ;",
+        id="find -exec + not after {}",
+    ),
+    # tar runs the value of -I through /bin/sh -c when it compresses.
+    pytest.param("tar -c -f a.tar -I 'find . -quit ;touch pwned;' notes.txt", id="tar -I sh"),
+    pytest.param(
+        "tar -cf a.tar --use-compress-program='git --version >/dev/null; touch pwned;' notes.txt",
+        id="tar --use-compress-program sh",
+    ),
+    # git config reads options only up to its first name: these set alias.x.
+    pytest.param("git config alias.x '!touch pwned' --list", id="git config NAME VALUE --list"),
+    pytest.param(
+        "git config --file .git/config alias.x '!touch pwned' --get",
+        id="git config --file F NAME VALUE --get",
+    ),
+    # Global options: one git takes with a value, and one the adapter does not know.
+    pytest.param("git --attr-source HEAD config alias.x '!touch pwned'", id="git --attr-source"),
+    pytest.param("git --shallow-file x rebase -x 'touch pwned' HEAD", id="git --shallow-file"),
 ]
 
 
@@ -108,6 +128,19 @@ def test_without_allow_an_option_cannot_start_a_shell_either(
         pytest.param("go test -exec=./runner ./...", ("go",), id="go test -exec"),
         pytest.param("go vet --vettool ./tool ./...", ("go",), id="go vet -vettool"),
         pytest.param("find . -exec git -c core.pager=x log ;", ("find", "git"), id="nested"),
+        # fd ends -x at ";" only, "+" included.
+        pytest.param(
+            "fd . -x git --namespace + -c 'alias.x=!touch pwned' x",
+            ("fd", "git"),
+            id="fd -x +",
+        ),
+        # Command lines split by rsync and go themselves: plain words only.
+        pytest.param(
+            "rsync -e 'ssh -p 22;touch pwned' src/ host:dest/", ("rsync", "ssh"), id="rsync -e ;"
+        ),
+        pytest.param(
+            "go test -toolexec 'git --version;sh' ./...", ("go", "git"), id="go -toolexec ;"
+        ),
     ],
 )
 def test_programs_that_need_not_be_installed_are_refused_by_their_options(
@@ -142,6 +175,12 @@ def test_an_option_may_start_a_program_that_is_allowed(disk_kit: ad.Toolkit, rep
         "tar cf b.tar notes.txt",
         "find . -name '*.txt' -newer notes.txt",
         "git --exec-path",
+        "git config user.name",
+        "git config -l",
+        "git config --file .git/config --get-regexp user",
+        "git config --type=bool --get core.bare",
+        "git grep -e -Oops",
+        "git -C . --no-pager --literal-pathspecs log -1",
     ],
 )
 def test_ordinary_commands_of_these_programs_still_run(
@@ -158,3 +197,116 @@ def test_allow_shell_leaves_the_options_alone(disk_kit: ad.Toolkit, repo: Path) 
     shell = Shell(disk_kit, cwd=repo, allow_shell=True)
     shell("git -c alias.x='!touch pwned' x")
     assert (repo / "pwned").exists()
+
+
+def git(repo: Path, *args: str) -> None:
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def test_git_config_is_read_as_git_reads_it(disk_kit: ad.Toolkit, repo: Path) -> None:
+    """A name alone is a read; a value after it is a write, whatever follows."""
+    shell = Shell(disk_kit, cwd=repo, allow=("git",))
+    assert shell("git config user.name").payload == b"A\n[exit 0]"
+    config = (repo / ".git" / "config").read_text()
+    for command in (
+        "git config alias.x '!touch pwned' --list",
+        "git config --get --add alias.x '!touch pwned'",
+        "git config -e",
+        "git config --li alias.x '!touch pwned'",
+        "git config --get set alias.x '!touch pwned'",
+    ):
+        with pytest.raises(ad.ScopeError, match="git config may only be read"):
+            shell(command)
+    assert (repo / ".git" / "config").read_text() == config
+
+
+def test_a_git_alias_cannot_hide_the_command_it_runs(disk_kit: ad.Toolkit, repo: Path) -> None:
+    """`rb` is `rebase` in this repository's config: `git rb -x` is `git rebase -x`."""
+    git(repo, "config", "alias.rb", "rebase")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "second")
+    shell = Shell(disk_kit, cwd=repo, allow=("git",))
+    with pytest.raises(ad.ScopeError) as caught:
+        shell("git rb -x 'touch pwned' HEAD~1")
+    message = str(caught.value)
+    assert "git's own command" in message and "\n" not in message
+    assert "nothing was run" in message
+    with pytest.raises(ad.ScopeError, match="git's own command"):
+        shell("git no-such-extension")
+    assert not (repo / "pwned").exists()
+    assert shell("git rebase HEAD~1").payload.endswith(b"[exit 0]")
+
+
+def test_without_git_on_path_its_commands_are_not_listed(
+    disk_kit: ad.Toolkit, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list of git's commands comes from the git on PATH; with none, the command
+    cannot run, and is not refused for want of the list."""
+    monkeypatch.setenv("PATH", str(repo / "nowhere"))
+    shell = Shell(disk_kit, cwd=repo, allow=("git",))
+    with pytest.raises(ad.ArgumentError, match="cannot start 'git'"):
+        shell("git rb HEAD")
+
+
+@pytest.mark.parametrize("quiet", ["--quiet", "-q"])
+def test_git_submodule_foreach_after_an_option_is_refused(
+    disk_kit: ad.Toolkit, repo: Path, quiet: str
+) -> None:
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", str(repo), "sub")
+    git(repo, "commit", "-q", "-m", "sub")
+    shell = Shell(disk_kit, cwd=repo, allow=("git",))
+    with pytest.raises(ad.ScopeError, match="submodule foreach"):
+        shell(f"git submodule {quiet} foreach 'touch ../pwned'")
+    assert not (repo / "pwned").exists()
+
+
+def test_zip_tt_is_run_by_a_shell(disk_kit: ad.Toolkit, repo: Path) -> None:
+    shell = Shell(disk_kit, cwd=repo, allow=("zip", "find"))
+    with pytest.raises(ad.ScopeError, match="plain words"):
+        shell("zip -T -TT 'find . -quit ; touch pwned #' a.zip notes.txt")
+    with pytest.raises(ad.ScopeError, match="plain words"):
+        shell("zip -T -qTT'find . -quit ; touch pwned #' a.zip notes.txt")
+    assert not (repo / "pwned").exists() and not (repo / "a.zip").exists()
+
+
+def test_a_shell_builtin_cannot_start_a_command_line(disk_kit: ad.Toolkit, repo: Path) -> None:
+    """Without `allow`, any program but a shell may run: `.` is not a program, but the
+    shell tar hands -I to reads the file it names as shell code."""
+    (repo / "evil").write_text("touch pwned\n")
+    shell = Shell(disk_kit, cwd=repo)
+    with pytest.raises(ad.ScopeError, match="plain words"):
+        shell("tar -c -f a.tar -I '. ./evil' notes.txt")
+    assert not (repo / "pwned").exists()
+
+
+def test_find_reads_the_value_of_its_tests(disk_kit: ad.Toolkit, repo: Path) -> None:
+    """`-name -exec` is a name: the -exec that follows `!` runs sh, and is refused."""
+    shell = Shell(disk_kit, cwd=repo)
+    with pytest.raises(ad.ScopeError, match="shell or a command runner"):
+        shell("find . -maxdepth 0 -name -exec ! -exec sh -c 'touch pwned' ;")
+    assert not (repo / "pwned").exists()
+
+
+def test_a_compressor_that_is_allowed_still_runs(disk_kit: ad.Toolkit, repo: Path) -> None:
+    shell = Shell(disk_kit, cwd=repo, allow=("tar", "zstd", "gzip"))
+    assert shell("tar -c -f a.tzst -I zstd notes.txt").payload.endswith(b"[exit 0]")
+    assert shell("tar -c -f a.tgz -I 'gzip -9' notes.txt").payload.endswith(b"[exit 0]")
+    assert (repo / "a.tzst").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
+    assert (repo / "a.tgz").read_bytes()[:2] == b"\x1f\x8b"
+
+
+@pytest.mark.parametrize(
+    ("command", "allow"),
+    [
+        pytest.param("go run ./cmd/x -exec foo", ("go",), id="go run: the program's flags"),
+        pytest.param("fd -tx foo", ("fd",), id="fd -t takes a value"),
+        pytest.param("fd -e py -x wc -l", ("fd", "wc"), id="fd -x an allowed program"),
+    ],
+)
+def test_programs_not_installed_are_not_refused_for_ordinary_options(
+    disk_kit: ad.Toolkit, tmp_path: Path, command: str, allow: tuple[str, ...]
+) -> None:
+    """The check passes: the program is then not found (not installed here)."""
+    shell = Shell(disk_kit, cwd=tmp_path, allow=allow)
+    with pytest.raises(ad.ArgumentError, match="cannot start"):
+        shell(command)

@@ -74,7 +74,9 @@ class ApiRequests(Adapter):
         key = idempotency_key or uuid.uuid4().hex
         body = dict(json_body) if json_body is not None else None
         if body is not None:
-            ad.ids.canonical_json(body, name="the body")  # not JSON (NaN, a cycle): refused
+            # Not JSON (NaN, a cycle) or nested deeper than a record holds: refused, and
+            # nothing sent (a write sent and then not recorded would be lost).
+            ad.ids.canonical_json(body, name="the body", argument=True)
         marker = None
         if marker_field is not None:
             marker = f"ad-{key[:16]}"
@@ -139,9 +141,10 @@ class ApiRequests(Adapter):
         if identity not in self.identities:
             known = ", ".join(sorted(self.identities)) or "none"
             raise ad.ScopeError(
-                f"no identity named {identity!r} (known: {known}); nothing was sent"
+                f"no identity named {ad.ids.quoted(identity)} (known: {known}); nothing was sent"
             )
         self.scope.check(url, identity, action)
+        self.identities[identity].check_origin(origin(url))  # its own origins, if it names any
         if allowed is None and has_userinfo(url):
             raise ad.ScopeError(
                 f"{shown_url(url)}: a URL may not hold a user name or password; "

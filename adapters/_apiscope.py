@@ -37,7 +37,9 @@ class Scope(BaseModel):
         if where not in {origin(o) for o in self.origins}:
             raise ad.ScopeError(f"{where} is not an allowed origin; nothing was sent")
         if self.identities is not None and identity not in self.identities:
-            raise ad.ScopeError(f"identity {identity!r} is outside the scope; nothing was sent")
+            raise ad.ScopeError(
+                f"identity {ad.ids.quoted(identity)} is outside the scope; nothing was sent"
+            )
         allowed = set(self.actions)
         if "write" in allowed:
             allowed.add("reversible-write")

@@ -5,12 +5,16 @@ alike (`HTTP_ERRORS`, `TIMEOUTS`). httpx2 is optional: without it, httpx alone."
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from types import ModuleType
 from typing import Any, Protocol
 
 import httpx
+
+from addressable._secrets import mask_resolved
+from addressable._urlcredentials import redact_urls
 
 from ._transport import DeadlineTransport
 
@@ -30,6 +34,17 @@ def _errors(*names: str) -> tuple[type[Exception], ...]:
     return tuple(getattr(stack, name) for stack in _STACKS for name in names)
 
 
+# The loggers of either stack: httpx logs every request's URL at INFO, httpcore the
+# headers of every answer at DEBUG (a redirect's Location may repeat a URL's secret).
+HTTP_LOGGERS = (
+    "httpx",
+    "httpx2",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+)
 HTTP_ERRORS = _errors("HTTPError")  # every failure of a call, in either stack
 TIMEOUTS = _errors("TimeoutException")
 NOT_CONNECTED = _errors("ConnectError", "ConnectTimeout", "PoolTimeout")
@@ -82,6 +97,8 @@ class Clients:
         self._client = client
         self._async_client = async_client
         self.timeout = timeout
+        # What the clients log, given or made here, with no credential in it.
+        _mask_logs(HTTP_LOGGERS)
         self.sync_only = client is not None and async_client is None
         self._own: list[httpx.Client | httpx.AsyncClient] = []
 
@@ -113,6 +130,34 @@ class Clients:
                 await client.aclose()
             else:
                 client.close()
+
+
+class _Masked(logging.Filter):
+    """A log record's message with every secret a kit in this process resolved masked
+    and the credentials of its URLs redacted: the clients log the URLs they send to
+    (httpx at INFO, `HTTP Request: GET ...?key=...`), resolved and whole."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a record that cannot be formatted: its handler says so
+            return True
+        masked = redact_urls(mask_resolved(message))
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+_MASKED = _Masked()
+
+
+def _mask_logs(names: tuple[str, ...]) -> None:
+    """Mask what the loggers `names` write (a filter of the logger's own, so that its
+    records are masked before any handler, the user's included, sees them), once."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if _MASKED not in logger.filters:
+            logger.addFilter(_MASKED)
 
 
 def _no_cookies() -> CookieJar:

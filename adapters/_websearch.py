@@ -114,7 +114,15 @@ class _Remote:
             raise BadAnswer(
                 f"{self.name}: the answer is not as its API gives it ({detail})"
             ) from None
-        return [h for h in hits if _web(h.url)]
+        kept = [h for h in hits if _web(h.url)]
+        for hit in kept:  # a hit is recorded as JSON: one that is not JSON is the answer's fault
+            try:
+                ad.ids.canonical_json(hit.model_dump(exclude_none=True), name="a hit")
+            except ad.ArgumentError as exc:
+                raise BadAnswer(
+                    f"{self.name}: the answer is not as its API gives it ({exc})"
+                ) from None
+        return kept
 
 
 class _Answer:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -40,6 +40,11 @@ VERSION = 1
 _ID = re.compile(f"[0-9a-f]{{{ID_LENGTH}}}")
 _NONCE_LENGTH = 32  # hex characters: the 16 random bytes of an Action's id
 _NONCE = re.compile(f"[0-9a-f]{{{_NONCE_LENGTH}}}")
+# How far past the importing machine's clock a record's time or a sighting may be: the
+# clocks of two machines differ. Later is refused: the last sighting says how fresh a
+# record is, and one in the year 9999 would keep a read fresh for ever (`require_fresh`,
+# an Api write that `depends_on` it).
+CLOCK_SKEW = timedelta(days=1)
 
 
 class BundleSummary(BaseModel):
@@ -80,7 +85,8 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     taken on trust; the whole bundle is refused with a `BundleError` naming the line,
     and nothing written, when any line is malformed, longer than `MAX_LINE` bytes,
     nests too deeply, or gives a time without a time zone or one that is no time in UTC
-    (past the year 9999 or before the year 1 there); when a record's id is not 16
+    (past the year 9999 or before the year 1 there), or a record's time or a sighting
+    later than now by more than `CLOCK_SKEW` (a day); when a record's id is not 16
     lowercase hex characters, is given twice, or does not follow from the record's
     tool, args, key and content hash (and an Action's nonce); when a payload is given
     twice, does not hash to its name, or a record's `size` is not its payload's length;
@@ -239,9 +245,10 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
             f"Unicode): {words(exc)}"
         ) from exc
     pin = _pin(where, item)
+    sightings = [("observed_at", record.observed_at)]
+    sightings += [("an observation", o.at) for o in observations]
     for name, when in [
-        ("observed_at", record.observed_at),
-        *(("an observation", o.at) for o in observations),
+        *sightings,
         *([("the pin's until", pin.until)] if pin is not None and pin.until is not None else []),
     ]:
         if when.utcoffset() is None:
@@ -253,6 +260,13 @@ def _entry(store: Store, where: str, number: int, item: dict[str, Any]) -> _Entr
             raise BundleError(
                 f"{where}: {name} {when.isoformat()} is no time in UTC (it falls past the "
                 "year 9999 or before the year 1 there)"
+            )
+    latest = datetime.now(UTC) + CLOCK_SKEW
+    for name, when in sightings:
+        if when > latest:
+            raise BundleError(
+                f"{where}: {name} {when.isoformat()} is in the future (past now by more "
+                f"than {CLOCK_SKEW.days} day): a record seen then would never be stale"
             )
     if not _ID.fullmatch(record.id):
         raise BundleError(

@@ -20,11 +20,12 @@ from ._errors import (
     NotFound,
 )
 from ._modeltools import REPLAY_TOOL
+from ._patternsize import expanded_size
 from ._payload import payload_text
 from ._stubs import prefix_mark
 from ._tokens import count_tokens
 from ._toolargs import check_arguments
-from .ids import ID_LENGTH
+from .ids import ID_LENGTH, check_prefix
 
 if TYPE_CHECKING:
     from ._models import Result
@@ -40,6 +41,11 @@ PATTERN_LENGTH = 1000  # characters a pattern may have
 # Seconds a pattern may take over a whole result: a model's regular expression can take
 # exponential time on a short line ("(a+)+$"), and matching holds the interpreter.
 PATTERN_SECONDS = 1.0
+# Items a pattern may stand for once its counted repeats are written out, as `regex`
+# compiles it: ((a{1000}){1000}){10} stands for ten million, and compiling it alone took
+# 4 s and 2.9 GB, before the time limit on matching could act. 10,000 compile in about
+# 10 ms and 10 MB, whatever the items are.
+PATTERN_ITEMS = 10_000
 
 DESCRIPTION = (
     "Get back the exact content of an earlier tool result that was replaced by a stub "
@@ -85,7 +91,8 @@ SCHEMA: dict[str, Any] = {
 
 class Kit(Protocol):
     """What the replay tool needs of the kit it is registered with (and its `session`,
-    if it has one: an unknown id is compared with that session's ids only)."""
+    if it has one: a prefix names, and an unknown id is compared with, that session's
+    records only; a kit without one replays by full id or a stub's prefix alone)."""
 
     @property
     def store(self) -> Store: ...
@@ -186,16 +193,33 @@ class ReplayTool:
         return to_shape(content, stored, shape)
 
     def _replay(self, raw_id: str) -> Result:
-        """The result an id or prefix names; a prefix that a later record made
-        ambiguous still names the record whose stub showed it."""
+        return self._kit.replay(self.resolve(raw_id))
+
+    def resolve(self, raw_id: str) -> str:
+        """The full id a model names by `raw_id`: a full id names any session's record
+        (ids are not guessed), a prefix one its own session has seen (the kit's
+        `session`), or the record a stub showing that prefix stands for, wherever the
+        stub is read now. A prefix never reaches another session's records, and the
+        ids an `AmbiguousId` lists are the session's own: as with close ids, another
+        session's would leak. `BadId`, `NotFound`, `AmbiguousId`."""
+        text = check_prefix(raw_id)
+        if len(text) == ID_LENGTH:
+            return text
+        store = self._kit.store
+        owner = store.shown(prefix_mark(text))
+        if owner is not None and owner.startswith(text):
+            return owner  # a stub showed this prefix: it stays its record's
         try:
-            return self._kit.replay(raw_id)
-        except AmbiguousId:
-            prefix = raw_id.strip().lower()
-            owner = self._kit.store.shown(prefix_mark(prefix))
-            if owner is None or not owner.startswith(prefix):
-                raise
-            return self._kit.replay(owner)
+            candidates = [store.resolve(text)]
+        except AmbiguousId as exc:
+            candidates = exc.candidates
+        session = getattr(self._kit, "session", None)
+        seen = [c for c in candidates if isinstance(session, str) and _seen(store, c, session)]
+        if not seen:
+            raise NotFound(f"no result id starts with {text!r}")
+        if len(seen) > 1:
+            raise AmbiguousId(text, seen)
+        return seen[0]
 
     def _not_found(self, text: str) -> str:
         # Close ids only among the newest records of the kit's own session, the ones its
@@ -214,6 +238,15 @@ class ReplayTool:
             f"error: no result with id {text}.{hint} Ids are {ID_LENGTH} hex characters; "
             "copy the id from the stub exactly."
         )
+
+
+def _seen(store: Store, record_id: str, session: str) -> bool:
+    """Whether `session` made the record or saw it again (an expired one is seen by
+    none: who saw it is gone with it)."""
+    try:
+        return any(o.session == session for o in store.observations(record_id))
+    except (NotFound, Expired):
+        return False
 
 
 def select(text: str, arguments: Mapping[str, Any]) -> str:
@@ -245,10 +278,7 @@ def select(text: str, arguments: Mapping[str, Any]) -> str:
 def _matching(
     numbered: list[tuple[int, str]], pattern: str, total: int
 ) -> tuple[list[tuple[int, str]], str]:
-    try:
-        compiled = regex.compile(pattern)
-    except (regex.error, ValueError, OverflowError, RecursionError):
-        compiled = regex.compile(regex.escape(pattern))  # not a regular expression: text
+    compiled = _compiled(pattern)
     deadline = time.monotonic() + PATTERN_SECONDS
     hits: list[int] = []
     try:
@@ -271,6 +301,28 @@ def _matching(
         out.append(numbered[i])
         previous = i
     return out, f"[{len(hits)} lines match {pattern!r} of {total}]"
+
+
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    """`pattern` compiled, or as plain text where it is no regular expression. One that
+    would grow too large to compile, or that `expanded_size` cannot read (verbose mode),
+    is an `ArgumentError` before anything is compiled."""
+    items = expanded_size(pattern)
+    if items is None:
+        raise ArgumentError(
+            f"the pattern {pattern[:80]!r} turns on verbose mode (?x), which is not "
+            "taken here; give it without"
+        )
+    if items > PATTERN_ITEMS:
+        raise ArgumentError(
+            f"the pattern {pattern[:80]!r} repeats too much: its counted repeats written "
+            f"out make over {PATTERN_ITEMS:,} items; give a simpler one (plain text matches "
+            "as it is)"
+        )
+    try:
+        return regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError):
+        return regex.compile(regex.escape(pattern))  # not a regular expression: text
 
 
 def _capped(body: list[str], cap: int) -> tuple[list[str], str | None]:

@@ -124,10 +124,12 @@ _ESCAPES = ("&#", "%", "\\")  # how HTML, URLs and JSON/Python escape a characte
 _ESCAPES_BYTES = tuple(e.encode() for e in _ESCAPES)
 
 
-# Every value any kit in this process has resolved (in memory only): a state document is
-# checked against them all, whichever kit resolved them.
-_RESOLVED: set[str] = set()
+# Every value any kit in this process has resolved (in memory only), with its reference:
+# a state document is checked against them all, whichever kit resolved them, and the
+# logs of the HTTP clients the adapters send through are masked with them.
+_RESOLVED: dict[str, str] = {}
 _RESOLVED_LOCK = threading.Lock()
+_resolved_matcher: _Matcher | None = None
 
 
 def resolved_values() -> frozenset[str]:
@@ -135,6 +137,19 @@ def resolved_values() -> frozenset[str]:
     was written where it must not be (a state document)."""
     with _RESOLVED_LOCK:
         return frozenset(_RESOLVED)
+
+
+def mask_resolved(text: str) -> str:
+    """`text` with the value of every secret a kit in this process has resolved masked,
+    as `Secrets.mask` masks a kit's own: for text no one kit owns (a log line)."""
+    global _resolved_matcher
+    with _RESOLVED_LOCK:
+        if not _RESOLVED:
+            return text
+        if _resolved_matcher is None:
+            _resolved_matcher = _Matcher(_RESOLVED)
+        matcher = _resolved_matcher
+    return matcher.mask(text)
 
 
 class Secrets:
@@ -181,9 +196,12 @@ class Secrets:
                 )
 
     def remember(self, ref: str, value: str) -> None:
+        global _resolved_matcher
         if len(value) >= _MIN_MASKED:
             with _RESOLVED_LOCK:
-                _RESOLVED.add(value)
+                if _RESOLVED.get(value) != ref:
+                    _RESOLVED[value] = ref
+                    _resolved_matcher = None
             with self._lock:
                 if self._values.get(value) != ref:
                     self._values[value] = ref

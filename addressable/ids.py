@@ -15,6 +15,7 @@ import math
 import os
 import re
 import struct
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ from ._errors import ArgumentError, BadId
 
 __all__ = [
     "ID_LENGTH",
+    "MAX_DEPTH",
     "MIN_PREFIX",
     "action_id",
     "action_id_of",
@@ -40,6 +42,10 @@ __all__ = [
 ID_LENGTH = 16  # hex characters: 64 bits
 MIN_PREFIX = 6  # shortest prefix that resolves
 QUOTED_CHARS = 40  # characters of a typed value an error message quotes, at most
+# Levels a value in a call's arguments may nest, the value itself the first and a scalar
+# in it a level too: a record is written by pydantic, whose writer stops past 255. A
+# deeper value is refused before the call runs, since its record could not be written.
+MAX_DEPTH = 255
 _HEX = re.compile(r"[0-9a-f]+")
 _HEX_DIGITS = "0123456789abcdef"
 _SCALARS = frozenset({str, int, bool, type(None)})  # floats are checked: NaN is not JSON
@@ -49,18 +55,28 @@ JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _SCHEME = b"addressable/id/1"
 
 
-def canonical_json(value: object, *, name: str = "value") -> bytes:
+def canonical_json(value: object, *, name: str = "value", argument: bool = False) -> bytes:
     """Serialise `value` as canonical JSON: sorted keys, no spaces, UTF-8.
 
     Two equal values always give the same bytes. NaN and infinities, cycles, non-string
-    keys and objects that are not JSON raise `ArgumentError` naming where they sit,
-    starting from `name`.
+    keys, objects that are not JSON, nesting past Python's stack and integers too long
+    to write raise `ArgumentError` naming where they sit, starting from `name`. With
+    `argument=True`, `value` is one a record's arguments will hold: nested past
+    `MAX_DEPTH` levels, it is refused as `canonical_args` refuses it.
     """
-    _check_json(value, name, set())
+    too_deep = f"{name} nests lists and objects too deep to write"
+    try:
+        _check_json(value, name, set(), depth=1 if argument else 0, top=name)
+    except RecursionError:
+        raise ArgumentError(too_deep) from None
     try:
         return _dumps(value)
     except UnicodeEncodeError as exc:  # a lone surrogate: only looked for when one is there
         raise ArgumentError(lone_surrogate(value, name) or f"{name} is not UTF-8 text") from exc
+    except RecursionError:
+        raise ArgumentError(too_deep) from None
+    except ValueError as exc:  # an integer past Python's limit on digits
+        raise ArgumentError(_long_int(value, name) or f"{name}: {exc}") from None
 
 
 def json_writer(*, sort_keys: bool) -> Callable[[object], str]:
@@ -92,10 +108,17 @@ def _dumps(value: object) -> bytes:
 
 
 def canonical_args(args: Mapping[str, object]) -> bytes:
-    """Canonical JSON of a call's arguments, naming the offending argument on error."""
+    """Canonical JSON of a call's arguments, naming the offending argument on error. A
+    value nested past `MAX_DEPTH` levels, which a record cannot hold, is refused too."""
     for arg_name, value in args.items():
+        if not isinstance(arg_name, str):
+            raise ArgumentError(
+                f"an argument's name is {quoted(repr(arg_name))} of type "
+                f"{type(arg_name).__name__}; names are strings"
+            )
         if type(value) not in _SCALARS:  # scalars need no walk: the common case, kept fast
-            _check_json(value, f"argument {arg_name!r}", set())
+            where = f"argument {arg_name!r}"
+            _check_json(value, where, set(), depth=1, top=where)
     try:
         return _ENCODE(args).encode("utf-8")  # `_dumps`, one call fewer: the hot path
     except UnicodeEncodeError as exc:
@@ -106,6 +129,33 @@ def canonical_args(args: Mapping[str, object]) -> bytes:
             if found:
                 raise ArgumentError(found) from exc
         raise ArgumentError(f"the arguments are not UTF-8 text: {exc}") from exc
+    except ValueError as exc:  # an integer past Python's limit on digits
+        for arg_name, value in args.items():
+            found = _long_int(value, f"argument {arg_name!r}")
+            if found:
+                raise ArgumentError(found) from None
+        raise ArgumentError(f"the arguments cannot be written as JSON: {exc}") from None
+
+
+def _long_int(value: object, where: str) -> str | None:
+    """Where `value` holds an integer too long for Python to write in digits (4,300 by
+    default), said in one line; None when it holds none. Only the failure path calls
+    this: it walks the whole value (without recursing: it may nest deep)."""
+    limit = sys.get_int_max_str_digits()
+    todo: list[tuple[object, str]] = [(value, where)]
+    while todo:
+        item, at = todo.pop()
+        if isinstance(item, dict):
+            todo.extend((v, f"{at}[{k!r}]") for k, v in reversed(item.items()))
+        elif isinstance(item, list | tuple):
+            todo.extend((v, f"{at}[{i}]") for i, v in reversed(list(enumerate(item))))
+        # Past the limit in digits is past it in bits less a little: write it to know.
+        elif isinstance(item, int) and limit and item.bit_length() > limit * 3:
+            try:
+                str(item)
+            except ValueError:
+                return f"{at} is an integer of more than {limit:,} digits, not written as JSON"
+    return None
 
 
 def lone_surrogate(value: object, where: str) -> str | None:
@@ -134,8 +184,16 @@ def lone_surrogate(value: object, where: str) -> str | None:
     return None
 
 
-def _check_json(value: object, where: str, active: set[int]) -> None:
+def _check_json(value: object, where: str, active: set[int], depth: int = 0, top: str = "") -> None:
+    """Raise `ArgumentError` for what JSON cannot hold in `value`, saying where; with
+    `depth` (the value's own level, from 1) also for a value nested past `MAX_DEPTH`,
+    named by `top` (the path to it would be hundreds of levels long)."""
     # json.dumps would report the same faults, but without saying where they are.
+    if depth > MAX_DEPTH:
+        raise ArgumentError(
+            f"{top} nests lists and objects more than {MAX_DEPTH} levels deep, "
+            "which a record cannot hold"
+        )
     if value is None or isinstance(value, (str, bool, int)):
         return
     if isinstance(value, float):
@@ -146,6 +204,7 @@ def _check_json(value: object, where: str, active: set[int]) -> None:
         if id(value) in active:
             raise ArgumentError(f"{where} contains itself (a cycle); JSON cannot represent it")
         active.add(id(value))
+        inner = depth + 1 if depth else 0
         try:
             if isinstance(value, dict):
                 for k, v in value.items():
@@ -154,10 +213,10 @@ def _check_json(value: object, where: str, active: set[int]) -> None:
                             f"{where} has the key {k!r} of type {type(k).__name__}; "
                             "JSON object keys must be strings"
                         )
-                    _check_json(v, f"{where}[{k!r}]", active)
+                    _check_json(v, f"{where}[{k!r}]", active, inner, top)
             else:
                 for i, v in enumerate(value):
-                    _check_json(v, f"{where}[{i}]", active)
+                    _check_json(v, f"{where}[{i}]", active, inner, top)
         finally:
             active.discard(id(value))
         return

@@ -30,8 +30,11 @@ class FakeClock:
         self.now += timedelta(**kwargs)
 
 
-def put_two_sharing_a_prefix(store: ad.Store, when: datetime) -> tuple[str, str]:
-    """Store two records whose ids share the prefix abcdef; returns their ids."""
+def put_two_sharing_a_prefix(
+    store: ad.Store, when: datetime, session: str | None = None
+) -> tuple[str, str]:
+    """Store two records whose ids share the prefix abcdef, seen in `session`; returns
+    their ids."""
     ids = ("abcdef0000000001", "abcdef0000000002")
     base = ad.Record(
         id=ids[0],
@@ -42,6 +45,7 @@ def put_two_sharing_a_prefix(store: ad.Store, when: datetime) -> tuple[str, str]
         size=1,
         media_type="text/plain",
         observed_at=when,
+        session=session,
     )
     store.put(base, b"p")
     store.put(base.model_copy(update={"id": ids[1]}), b"p")

@@ -387,3 +387,40 @@ def test_a_write_is_keyed_by_its_idempotency_key(
     assert given.record.key == given.record.idempotency_key == "k-1"
     assert made.record.key is not None and made.record.key == made.record.idempotency_key
     assert [r.id for r in kit.store.records(key="k-1")] == [given.id]
+
+
+def test_an_identity_name_is_quoted_short(kit: ad.Toolkit, server: LocalServer) -> None:
+    # A model's identity name is echoed in the error: a megabyte of it came back whole.
+    url = server.url("/invoices/1042")
+    make_api(kit, server)
+    unknown = kit.handle("api", {"method": "GET", "url": url, "identity": "x" * 1_000_000})
+    shown = f"{'x' * 40!r}… (1,000,000 characters)"
+    assert unknown == (
+        f"error: ScopeError: no identity named {shown} (known: user_a, user_b); nothing was sent"
+    )
+    # One the adapter knows, outside its scope.
+    scope = Scope(origins=(server.url(),), identities=("user_a",))
+    Api(kit, identities=[*IDENTITIES, Identity(name="x" * 1_000_000)], scope=scope, name="api2")
+    outside = kit.handle("api2", {"method": "GET", "url": url, "identity": "x" * 1_000_000})
+    assert outside == f"error: ScopeError: identity {shown} is outside the scope; nothing was sent"
+    assert server.requests == []
+
+
+def test_an_identity_s_own_origins_hold_inside_the_scope(
+    kit: ad.Toolkit, server: LocalServer, invoices: Invoices, tokens: dict[str, str]
+) -> None:
+    """The scope allows this origin; the identity names only another: nothing is sent."""
+    bound = Identity(
+        name="user_a",
+        headers={"Authorization": "Bearer secret:env:TOKEN_A"},
+        origins=("https://billing.example",),
+    )
+    scope = Scope(origins=(server.url(), "https://billing.example"))
+    api = Api(kit, identities=[bound], scope=scope)
+    with pytest.raises(ad.ScopeError, match="is not sent to"):
+        api.get(server.url("/invoices/1042"), identity="user_a")
+    answer = kit.handle(
+        "api", {"method": "GET", "url": server.url("/invoices/1042"), "identity": "user_a"}
+    )
+    assert answer.startswith("error:") and "is not sent to" in answer
+    assert server.requests == [] and list(kit.store.records()) == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -333,3 +333,67 @@ def test_a_sighting_the_store_lacks_is_added_once(tmp_path: Path, clock: FakeClo
         (clock.now - timedelta(hours=1), "here"),
         (clock.now, "there"),
     ]
+
+
+def _read_of_a_price(store: ad.Store, clock: FakeClock, session: str) -> ad.Result:
+    """A public read anyone can make again: the same call, the same answer, the same id."""
+    kit = ad.Toolkit(store, session=session, clock=clock)
+    return kit.record(
+        "api",
+        {"method": "GET", "url": "https://shop.example/price"},
+        b'{"price": 100}',
+        determinism="deterministic",
+        key="GET https://shop.example/price",
+        max_age=timedelta(minutes=5),
+    )
+
+
+@pytest.mark.parametrize(
+    ("later", "taken"),
+    [
+        pytest.param("9999-12-30T00:00:00Z", False, id="year-9999"),
+        pytest.param(timedelta(days=2), False, id="two-days-ahead"),
+        pytest.param(timedelta(hours=3), True, id="within-a-day"),
+    ],
+)
+def test_a_sighting_in_the_future_cannot_keep_a_read_fresh(
+    tmp_path: Path, later: str | timedelta, taken: bool
+) -> None:
+    # Stale reads hold back the writes that depend on them: a stranger's bundle bringing
+    # the same read, seen in the year 9999, made it fresh for ever.
+    clock = FakeClock(datetime.now(UTC))
+    target = ad.open_store("memory://")
+    kit = ad.Toolkit(target, session="mine", clock=clock)
+    price = _read_of_a_price(target, clock, "mine")
+    theirs = ad.open_store("memory://")
+    assert _read_of_a_price(theirs, clock, "theirs").id == price.id
+    path = tmp_path / "b.jsonl"
+    with path.open("wb") as f:
+        ad.export_bundle(theirs, f)
+    lines = read(path)
+    at = later if isinstance(later, str) else (clock.now + later).isoformat()
+    lines[record_lines(lines)[0]]["observations"] = [{"at": at, "session": "x"}]
+    write(path, lines)
+    clock.advance(hours=2)
+    with pytest.raises(ad.Stale):
+        kit.require_fresh([price.id])
+    before = target.observations(price.id)
+    if taken:  # the clocks of two machines differ: a little ahead is not refused
+        ad.import_bundle(target, path)
+        assert [o.session for o in target.observations(price.id)] == ["mine", "theirs", "x"]
+        return
+    number = record_lines(lines)[0] + 1
+    with pytest.raises(ad.BundleError, match=rf":{number}: an observation .* is in the future"):
+        ad.import_bundle(target, path)
+    assert target.observations(price.id) == before
+    with pytest.raises(ad.Stale):
+        kit.require_fresh([price.id])
+
+
+def test_a_record_made_in_the_future_is_refused(tmp_path: Path, clock: FakeClock) -> None:
+    path = bundle(tmp_path, clock)
+    lines = read(path)
+    edit_record(1, observed_at="9999-12-30T00:00:00Z")(lines)  # not part of the id
+    write(path, lines)
+    number = record_lines(lines)[1] + 1
+    assert_refused(path, ad.open_store("memory://"), rf":{number}: observed_at .* in the future")

@@ -76,6 +76,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._trim",
         "addressable._compactstubs",
         "addressable._compaction",
+        "addressable._patternsize",
         "addressable._replaytool",
     ),
     # the state document, its checks, continuity, staleness

@@ -89,3 +89,30 @@ def test_a_huge_id_or_uri_is_a_short_error(tmp_path: Path) -> None:
             assert isinstance(named.content[0], types.TextContent)
 
     run(scenario)
+
+
+def test_a_prefix_through_the_proxy_names_only_its_own_session_s_records(tmp_path: Path) -> None:
+    # Each proxy process is a session of its own; another's results replay by full id only.
+    upstream = ("--", sys.executable, str(UPSTREAM))
+    made: list[str] = []
+
+    async def first() -> None:
+        async with session(tmp_path / "store", "proxy", *upstream) as client:
+            await client.list_tools()
+            echoed = await client.call_tool("echo", {"text": "private rows"})
+            made.append(link_of(echoed).uri.rsplit("/", 1)[1])
+            mine = await client.call_tool("replay_result", {"id": made[0][:8]})
+            assert texts(mine) == ["PRIVATE ROWS"]
+
+    async def second() -> None:
+        async with session(tmp_path / "store", "proxy", *upstream) as client:
+            await client.list_tools()
+            theirs = await client.call_tool("replay_result", {"id": made[0][:8]})
+            assert theirs.is_error
+            assert texts(theirs)[0].startswith(f"error: no result with id {made[0][:8]}.")
+            assert made[0] not in texts(theirs)[0]
+            whole = await client.call_tool("replay_result", {"id": made[0]})
+            assert texts(whole) == ["PRIVATE ROWS"]
+
+    run(first)
+    run(second)

@@ -8,8 +8,9 @@ import json
 import pytest
 
 import addressable as ad
+from addressable._stubs import short_id
 
-from .conftest import FakeClock
+from .conftest import FakeClock, put_two_sharing_a_prefix
 
 # Minified JSON: 2,000 items, one line of about 270,000 characters.
 ONE_LINE = json.dumps(
@@ -163,10 +164,58 @@ def test_close_ids_come_only_from_the_asking_session(store: ad.Store, clock: Fak
     # In its own session, the same guess names it.
     assert f"Close ids: {theirs.id}." in other.handle("replay_result", {"id": guess})
 
-    # Ids are shared across sessions by design: the id itself still replays.
+    # Ids are shared across sessions by design: the full id itself still replays. A
+    # prefix, which a model can guess, names only what its own session has seen.
     assert mine.handle("replay_result", {"id": theirs.id}) == "private"
-    assert mine.handle("replay_result", {"id": theirs.id[:8]}) == "private"
+    by_prefix = mine.handle("replay_result", {"id": theirs.id[:8]})
+    assert by_prefix.startswith(f"error: no result with id {theirs.id[:8]}.")
+    assert other.handle("replay_result", {"id": theirs.id[:8]}) == "private"
 
     own = mine.record("notes", {"q": "y"}, b"mine", determinism="nondeterministic")
     near = own.id[:10] + ("0" if own.id[10] != "0" else "1") + own.id[11:]
     assert f"Close ids: {own.id}." in mine.handle("replay_result", {"id": near})
+
+
+def test_a_prefix_names_only_the_asking_session_s_records(
+    store: ad.Store, clock: FakeClock
+) -> None:
+    # A 6-hex prefix replayed another session's record, and an ambiguous one listed its
+    # full ids: a model could walk the store with them.
+    theirs = put_two_sharing_a_prefix(store, clock.now, "tenant-b")
+    mine = ad.Toolkit(store, session="tenant-a", clock=clock)
+    out = mine.handle("replay_result", {"id": "abcdef"})
+    assert out.startswith("error: no result with id abcdef.")
+    assert not any(i in out for i in theirs)
+    own = put_shared_prefix(store, clock, "tenant-a")
+    out = mine.handle("replay_result", {"id": "abcdef"})
+    assert (
+        out
+        == f"error: 'abcdef' matches several results ({', '.join(own)}); ask again with a full id."
+    )
+    assert mine.handle("replay_result", {"id": own[0][:7]}) == "p"
+    # Seen again in this session, another's record is this session's too.
+    store.put(store.get(theirs[0]).model_copy(update={"session": "tenant-a"}), b"p")
+    out = mine.handle("replay_result", {"id": "abcdef"})
+    assert f"({theirs[0]}, {own[0]}, {own[1]})" in out and theirs[1] not in out
+    # A full id, which is not guessed, replays whatever session made it.
+    assert mine.handle("replay_result", {"id": theirs[1]}) == "p"
+
+
+def test_a_stub_s_prefix_names_its_record_in_any_session(store: ad.Store, clock: FakeClock) -> None:
+    # A conversation compacted in one session and taken up in another (a new process is
+    # a new session) replays its stubs by the prefix they show.
+    before = ad.Toolkit(store, session="monday", clock=clock)
+    stored = before.record("notes", {"q": "x"}, b"kept for later", determinism="deterministic")
+    shown = short_id(store, stored.id)
+    after = ad.Toolkit(store, session="tuesday", clock=clock)
+    assert after.handle("replay_result", {"id": shown}) == "kept for later"
+    assert after.handle("replay_result", {"id": stored.id[:7]}).startswith("error: no result")
+
+
+def put_shared_prefix(store: ad.Store, clock: FakeClock, session: str) -> tuple[str, str]:
+    """Two records of `session` whose ids start with abcdef too."""
+    ids = ("abcdef1000000001", "abcdef2000000002")
+    for record_id in ids:
+        base = store.get(store.resolve("abcdef0000000001"))
+        store.put(base.model_copy(update={"id": record_id, "session": session}), b"p")
+    return ids

@@ -81,7 +81,7 @@ def test_an_unknown_id_names_close_ones(kit: ad.Toolkit, stored: ad.Result) -> N
 
 
 def test_an_ambiguous_prefix_lists_candidates(kit: ad.Toolkit) -> None:
-    put_two_sharing_a_prefix(kit.store, kit.clock())
+    put_two_sharing_a_prefix(kit.store, kit.clock(), kit.session)
     out = replay(kit, id="abcdef")
     assert "abcdef0000000001, abcdef0000000002" in out and "full id" in out
 

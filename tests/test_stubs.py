@@ -33,6 +33,7 @@ def put(store: ad.Store, record_id: str, payload: bytes, when: Any) -> None:
             size=len(payload),
             media_type="text/plain",
             observed_at=when,
+            session="test",  # the kit's: a prefix names only its own session's records
         ),
         payload,
     )

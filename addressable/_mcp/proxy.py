@@ -200,8 +200,8 @@ class Proxy:
         whole = set(arguments) == {"id"}
         record: Record | None = None
         if isinstance(wanted, str):
-            try:
-                record = self.kit.get(wanted)
+            try:  # by the id rule replay_result has: a prefix names a record of this session
+                record = self.kit.get(ReplayTool(self.kit).resolve(wanted))
             except AddressableError:
                 record = None
         if record is not None and record.meta.get("mcp") == KIND:

@@ -17,6 +17,7 @@ from .._errors import AddressableError, ArgumentError, ConfigError
 from .._failed import failed_with, shown_record
 from .._models import Record
 from .._replaytool import NAME as REPLAY
+from .._replaytool import ReplayTool
 from .._toolkit import Toolkit
 from . import results
 from ._sdk import Server, ServerRequestContext, stdio_server, types
@@ -194,8 +195,8 @@ def _record_shown(kit: Toolkit, tool: str, arguments: dict[str, Any], text: str)
     wanted = arguments.get("id")
     if text.startswith("error: ") or not isinstance(wanted, str):
         return None
-    try:
-        return kit.get(wanted)
+    try:  # the record replay_result replayed: a prefix names one of this session's
+        return kit.get(ReplayTool(kit).resolve(wanted))
     except AddressableError:
         return None
 

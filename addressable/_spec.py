@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
-import reprlib
 import types
 import typing
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -21,10 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchemaWarningKind
 
+from ._argerrors import argument_error, not_taken, one_line, problem
+from ._docstrings import split_docstring
 from ._errors import ArgumentError
 from ._models import Determinism
 from ._typeddicts import readable
-from .ids import JSON_SCALARS, QUOTED_CHARS, canonical_args
+from .ids import JSON_SCALARS, canonical_args
 
 KeyFn = Callable[..., str | None]
 
@@ -132,9 +132,6 @@ _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 def named_parameters(signature: inspect.Signature) -> list[inspect.Parameter]:
     """The parameters a tool's schema lists by name: all but `*args` and `**kwargs`."""
     return [p for p in signature.parameters.values() if p.kind not in _VARIADIC]
-
-
-_SHOWN_ERRORS = 5  # validation errors named in one message; the rest are counted
 
 
 class Parameters:
@@ -262,10 +259,10 @@ class Parameters:
                         model.model_dump(mode="json", include={attr}, warnings=False)
                     except Exception:
                         raise ArgumentError(
-                            f"argument {name!r} cannot be written as JSON: {_one_line(exc)}"
+                            f"argument {name!r} cannot be written as JSON: {one_line(exc)}"
                         ) from None
             raise ArgumentError(
-                f"the arguments cannot be written as JSON: {_one_line(exc)}"
+                f"the arguments cannot be written as JSON: {one_line(exc)}"
             ) from exc
         return dumped
 
@@ -379,113 +376,3 @@ def _described(hint: Any) -> bool:
     if typing.get_origin(hint) is not typing.Annotated:
         return False
     return any(isinstance(m, FieldInfo) and m.description for m in hint.__metadata__)
-
-
-def argument_error(
-    tool: str,
-    exc: ValidationError,
-    takes: Sequence[str],
-    *,
-    left_out: Collection[str] = (),
-    positions_only: bool = False,
-) -> ArgumentError:
-    """The one line that names each argument of `tool` that does not fit, and why:
-    ``TOOL: argument 'NAME' is required; argument 'OTHER' does not fit: ...``, as
-    `kit.handle` answers a model whatever the tool (a wrapped function, an adapter).
-    `takes`: the arguments the tool takes. `left_out`: those given as `null`, which
-    stands for an argument left out (one that is required is said to be). With
-    `positions_only`, a place inside an argument is named by its list positions alone
-    (not by the tags pydantic adds for each member of a union)."""
-    said: list[str] = []
-    for error in exc.errors(include_url=False):
-        loc = error["loc"]
-        inner = tuple(p for p in loc[1:] if type(p) is int) if positions_only else loc[1:]
-        kind, msg = error["type"], _one_line(error["msg"])
-        if not loc:  # the arguments as a whole
-            text = f"the arguments do not fit: {msg}"
-        elif loc[0] in left_out:
-            text = problem(_short(loc[0]), "is required")
-        elif kind == "missing":
-            text = problem(".".join(_short(p) for p in loc), "is required")
-        elif kind == "extra_forbidden" and len(loc) == 1:
-            text = problem(_short(loc[0]), not_taken(takes))
-        else:
-            got = _got(error["input"]) if "input" in error else ""
-            where = ".".join(_short(p) for p in loc[:1] + inner)
-            text = problem(where, f"does not fit: {msg}{got}")
-        if text not in said:  # a null tried against each member of a union, say
-            said.append(text)
-    more = len(said) - _SHOWN_ERRORS
-    shown = said[:_SHOWN_ERRORS] + ([f"and {more} more"] if more > 0 else [])
-    return ArgumentError(f"{tool}: {'; '.join(shown)}")
-
-
-def problem(where: str, what: str) -> str:
-    """What is wrong with one argument (or a place inside it), as `argument_error` says
-    it: ``argument 'NAME' WHAT``."""
-    return f"argument {where!r} {what}"
-
-
-def not_taken(takes: Sequence[str]) -> str:
-    """Why an argument no parameter names is refused, listing those the tool takes."""
-    return f"is not an argument of this tool (it takes: {', '.join(takes) or 'none'})"
-
-
-def _got(value: object) -> str:
-    """The value given, short: a scalar itself, anything else by its type."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return f" (got {reprlib.repr(value)})"
-    return f" (got a {type(value).__name__})"
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
-
-
-def _short(part: object) -> str:
-    """A place in the arguments (a name, a key, an index) as one short piece of a line."""
-    text = _one_line(part) if str(part).strip() else repr(str(part))
-    return text if len(text) <= QUOTED_CHARS else f"{text[:QUOTED_CHARS]}…"
-
-
-_SECTION = re.compile(
-    r"^(\s*)(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*$"
-)
-_ENTRY = re.compile(r"^\**(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-
-
-def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """A Google-style docstring's text without its `Args:` section, and the parameters'
-    descriptions from that section (continuation lines joined with newlines)."""
-    lines = doc.splitlines()
-    kept: list[str] = []
-    described: dict[str, list[str]] = {}
-    i = 0
-    while i < len(lines):
-        header = _SECTION.match(lines[i])
-        i += 1
-        if header is None:
-            kept.append(lines[i - 1])
-            continue
-        indent = len(header.group(1))
-        current: str | None = None
-        entry_indent: int | None = None
-        while i < len(lines):
-            line = lines[i]
-            stripped = line.strip()
-            depth = len(line) - len(line.lstrip())
-            if stripped and depth <= indent:
-                break
-            i += 1
-            if not stripped:
-                continue
-            if entry_indent is None:
-                entry_indent = depth
-            entry = _ENTRY.match(stripped) if depth == entry_indent else None
-            if entry is not None:
-                current = entry.group(1)
-                described[current] = [entry.group(2).strip()]
-            elif current is not None:
-                described[current].append(stripped)
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-    return text, {k: "\n".join(part for part in v if part) for k, v in described.items()}

@@ -24,7 +24,7 @@ from pydantic import (
     create_model,
 )
 
-from ._spec import argument_error
+from ._argerrors import argument_error
 
 
 def check_arguments(

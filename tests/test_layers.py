@@ -49,6 +49,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # wrap a call, record it, replay by id, ingest; bundles of records
     "recording": (
         "addressable._typeddicts",
+        "addressable._argerrors",
+        "addressable._docstrings",
         "addressable._spec",
         "addressable._recorder",
         "addressable._unstorable",
@@ -77,6 +79,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._compactstubs",
         "addressable._compaction",
         "addressable._patternsize",
+        "addressable._replayselect",
         "addressable._replaytool",
     ),
     # the state document, its checks, continuity, staleness

@@ -34,10 +34,11 @@ from .._exitcodes import EXIT_FAILURE, EXIT_OK
 from .._failed import failed
 from .._models import Determinism, Outcome, Record, Status
 from .._registry import failure_text, refused_text
+from .._replayselect import select
 from .._replaytool import DESCRIPTION as REPLAY_DESCRIPTION
 from .._replaytool import NAME as REPLAY
 from .._replaytool import SCHEMA as REPLAY_SCHEMA
-from .._replaytool import ReplayTool, select
+from .._replaytool import ReplayTool
 from .._stores import Store
 from .._toolkit import RecordOptions, Toolkit
 from .._urlcredentials import redact_urls

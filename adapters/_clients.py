@@ -44,6 +44,12 @@ HTTP_LOGGERS = (
     "httpcore.http2",
     "httpcore.proxy",
     "httpcore.socks",
+    "httpcore2.connection",
+    "httpcore2.http11",
+    "httpcore2.http2",
+    "httpcore2.proxy",
+    "httpcore2.socks",
+    "hpack.hpack",  # HTTP/2 header compression logs each header it adds, values too
 )
 HTTP_ERRORS = _errors("HTTPError")  # every failure of a call, in either stack
 TIMEOUTS = _errors("TimeoutException")

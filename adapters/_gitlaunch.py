@@ -61,6 +61,7 @@ _VALUED = {"grep": frozenset({"-e", "-f"})}  # a pattern is not an option: -e -O
 # those whose first word after their options is one that does.
 _RUNS = frozenset({"filter-branch", "send-email", "instaweb", "remote-ext"})
 _RUNS_WITH = {"bisect": "run", "submodule": "foreach"}
+_BISECT_SHOWS = frozenset({"view", "visualize"})  # they run a command their words name
 
 # git config: read actions, options that change no value, options with a value, and
 # the commands of newer gits that write (`git config set`).
@@ -98,6 +99,11 @@ def check_git(tool: str, args: Sequence[str], check: Check) -> None:
     first = next((word for word in rest if not word.startswith("-")), None)
     if command in _RUNS or (command in _RUNS_WITH and first == _RUNS_WITH[command]):
         refuse(tool, "git", command if command in _RUNS else f"{command} {first}")
+    if command == "bisect" and first in _BISECT_SHOWS:
+        # `git bisect view ARGS` runs `git ARGS` (or gitk/tig): ARGS are git's command.
+        after = rest[rest.index(first) + 1 :]
+        if after and not after[0].startswith("-"):
+            refuse(tool, "git", f"bisect {first} {after[0][:60]}")
     if command == "config":
         _config(tool, rest)
     options = {**_ANY, **_OPTIONS.get(command, {})}

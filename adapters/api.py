@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 import addressable as ad
+from addressable._replaytool import model_resolve
 
 from ._apirecord import VERIFY_TOOL, ApiRecording
 from ._apiscope import WRITES, Action, Scope
@@ -248,7 +249,7 @@ class Api(ApiRecording):
         method, identity = _model_call(arguments)
         if method == "VERIFY":
             read = arguments.get("url")
-            action_id = _needed(arguments, "action_id", method)
+            action_id = self._model_id(_needed(arguments, "action_id", method))
             return self._verify(action_id, identity, _str(read), None).text
         url = _needed(arguments, "url", method)
         if method == "GET":
@@ -267,7 +268,7 @@ class Api(ApiRecording):
         method, identity = _model_call(arguments)
         if method == "VERIFY":
             read = arguments.get("url")
-            action_id = _needed(arguments, "action_id", method)
+            action_id = self._model_id(_needed(arguments, "action_id", method))
             return (await self._averify(action_id, identity, _str(read), None)).text
         url = _needed(arguments, "url", method)
         if method == "GET":
@@ -276,6 +277,11 @@ class Api(ApiRecording):
             method, url, identity=identity, json_body=arguments.get("body"), allowed=None
         )
         return self.render(self._write_result(call, await self._asend(call)))
+
+    def _model_id(self, text: str) -> str:
+        """The action a model names: a prefix only among its own session's records, as
+        `replay_result` reads it (another session's are not its to probe)."""
+        return model_resolve(self.kit.store, self.kit.session, text)
 
     def render(self, result: ad.Result) -> str:
         """A read as its body (an error said so); a write headed by its action id and

@@ -67,7 +67,10 @@ def not_taken(takes: Sequence[str]) -> str:
 def _got(value: object) -> str:
     """The value given, short: a scalar itself, anything else by its type."""
     if value is None or isinstance(value, str | int | float | bool):
-        return f" (got {reprlib.repr(value)})"
+        try:
+            return f" (got {reprlib.repr(value)})"
+        except ValueError:  # an int past the digits Python writes out
+            return " (got an integer of too many digits to show)"
     return f" (got a {type(value).__name__})"
 
 

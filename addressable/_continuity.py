@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from ._errors import AddressableError, ArgumentError, BadId, NotFound, NotReplayable
 from ._evict import evict
 from ._models import Determinism, Outcome, Record, Result, aware
+from ._replaytool import model_resolve
 from ._reports import Report
 from ._state import StateDocument, outcome_in
 from ._stateparts import Artifact, StateAction, StateObservation, Task
@@ -131,10 +132,11 @@ def harness_state(
 
 
 def _full_id(kit: Continuity, ref: str) -> str:
-    """The full id `ref` names in the store, or `ref` itself when it names none (a
+    """The full id `ref` names in the store as a model's citation names it (a prefix,
+    only what the kit's session has seen), or `ref` itself when it names none (a
     document's problems say so)."""
     try:
-        return kit.store.resolve(ref)
+        return model_resolve(kit.store, kit.session, ref)
     except AddressableError:
         return ref
 

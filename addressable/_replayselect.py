@@ -67,6 +67,11 @@ def _matching(
             f"the pattern {pattern[:80]!r} took over {PATTERN_SECONDS:g} s on this result; "
             "give a simpler one (plain text matches as it is)"
         ) from None
+    except MemoryError:  # a group repeated over a very long line keeps every capture
+        raise ArgumentError(
+            f"the pattern {pattern[:80]!r} took too much memory on this result; give a "
+            "simpler one, without a group repeated over a long line"
+        ) from None
     keep: set[int] = set()
     for i in hits:
         keep.update(range(max(0, i - CONTEXT_LINES), min(len(numbered), i + CONTEXT_LINES + 1)))

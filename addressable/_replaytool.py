@@ -182,30 +182,8 @@ class ReplayTool:
         return self._kit.replay(self.resolve(raw_id))
 
     def resolve(self, raw_id: str) -> str:
-        """The full id a model names by `raw_id`: a full id names any session's record
-        (ids are not guessed), a prefix one its own session has seen (the kit's
-        `session`), or the record a stub showing that prefix stands for, wherever the
-        stub is read now. A prefix never reaches another session's records, and the
-        ids an `AmbiguousId` lists are the session's own: as with close ids, another
-        session's would leak. `BadId`, `NotFound`, `AmbiguousId`."""
-        text = check_prefix(raw_id)
-        if len(text) == ID_LENGTH:
-            return text
-        store = self._kit.store
-        owner = store.shown(prefix_mark(text))
-        if owner is not None and owner.startswith(text):
-            return owner  # a stub showed this prefix: it stays its record's
-        try:
-            candidates = [store.resolve(text)]
-        except AmbiguousId as exc:
-            candidates = exc.candidates
-        session = getattr(self._kit, "session", None)
-        seen = [c for c in candidates if isinstance(session, str) and _seen(store, c, session)]
-        if not seen:
-            raise NotFound(f"no result id starts with {text!r}")
-        if len(seen) > 1:
-            raise AmbiguousId(text, seen)
-        return seen[0]
+        """The full id the model names by `raw_id`: see `model_resolve`."""
+        return model_resolve(self._kit.store, getattr(self._kit, "session", None), raw_id)
 
     def _not_found(self, text: str) -> str:
         # Close ids only among the newest records of the kit's own session, the ones its
@@ -224,6 +202,32 @@ class ReplayTool:
             f"error: no result with id {text}.{hint} Ids are {ID_LENGTH} hex characters; "
             "copy the id from the stub exactly."
         )
+
+
+def model_resolve(store: Store, session: str | None, raw_id: str) -> str:
+    """The full id a model names by `raw_id`: a full id names any session's record (ids
+    are not guessed), a prefix one its own `session` has seen, or the record a stub
+    showing that prefix stands for, wherever the stub is read now. A prefix never
+    reaches another session's records, and the ids an `AmbiguousId` lists are the
+    session's own: as with close ids, another session's would leak. `BadId`,
+    `NotFound`, `AmbiguousId`. Every id a model gives goes through it: `replay_result`,
+    a state document's citations, an Api `VERIFY`."""
+    text = check_prefix(raw_id)
+    if len(text) == ID_LENGTH:
+        return text
+    owner = store.shown(prefix_mark(text))
+    if owner is not None and owner.startswith(text):
+        return owner  # a stub showed this prefix: it stays its record's
+    try:
+        candidates = [store.resolve(text)]
+    except AmbiguousId as exc:
+        candidates = exc.candidates
+    seen = [c for c in candidates if isinstance(session, str) and _seen(store, c, session)]
+    if not seen:
+        raise NotFound(f"no result id starts with {text!r}")
+    if len(seen) > 1:
+        raise AmbiguousId(text, seen)
+    return seen[0]
 
 
 def _seen(store: Store, record_id: str, session: str) -> bool:

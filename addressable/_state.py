@@ -22,6 +22,7 @@ from pydantic import Field
 
 from ._errors import AddressableError
 from ._models import Outcome
+from ._replaytool import model_resolve
 from ._reports import Report
 from ._secrets import resolved_values
 from ._stateparts import (
@@ -77,12 +78,15 @@ class StateDocument(DocumentPart):
         store: Store | None = None,
         *,
         secrets: Iterable[str] = (),
+        session: str | None = None,
     ) -> list[Problem]:
         """Every problem found, each naming what is wrong; [] when the document is sound.
-        `store` lets evidence and actions be checked. No secret's value may appear in
-        the document: those any kit in this process resolved are looked for, and
-        `secrets`, values given besides. A document too large is told only that: the rest
-        would be judged on what must be written again anyway."""
+        `store` lets evidence and actions be checked; with `session` (a document a
+        model wrote), a cited prefix names only records that session has seen. No
+        secret's value may appear in the document: those any kit in this process
+        resolved are looked for, and `secrets`, values given besides. A document too
+        large is told only that: the rest would be judged on what must be written again
+        anyway."""
         texts = list(_texts(self.model_dump(mode="json"), ""))
         found = _size(texts, self.model_dump_json)
         if found:
@@ -91,7 +95,7 @@ class StateDocument(DocumentPart):
         if previous is not None:
             found += self._regressions(previous)
         if store is not None:
-            found += self._evidence(store) + self._actions(store)
+            found += self._evidence(store, session) + self._actions(store, session)
         found += self._hypotheses()
         found += self._secrets([*secrets, *resolved_values()]) + _credentials(texts)
         return found
@@ -144,14 +148,14 @@ class StateDocument(DocumentPart):
             )
         ]
 
-    def _evidence(self, store: Store) -> list[Problem]:
+    def _evidence(self, store: Store, session: str | None) -> list[Problem]:
         out = []
         cited = [(f"finding {f.item!r}", e) for f in self.findings for e in f.evidence]
         cited += [(f"observation {o.id!r}", e) for o in self.observations for e in o.evidence]
         for where, ref in cited:
             if ref.startswith(("http://", "https://")):
                 continue
-            if not _resolves(store, ref):
+            if _resolved(store, ref, session) is None:
                 out.append(
                     Problem(
                         kind="unresolved_evidence",
@@ -160,17 +164,18 @@ class StateDocument(DocumentPart):
                 )
         return out
 
-    def _actions(self, store: Store) -> list[Problem]:
+    def _actions(self, store: Store, session: str | None) -> list[Problem]:
         out = []
         for action in self.actions:
-            if not _resolves(store, action.id):
+            full = _resolved(store, action.id, session)
+            if full is None:
                 out.append(
                     Problem(
                         kind="action_mismatch", message=f"action {action.id!r} is not in the store"
                     )
                 )
                 continue
-            record = store.get(store.resolve(action.id))
+            record = store.get(full)
             if not record.is_action:
                 out.append(
                     Problem(
@@ -338,14 +343,18 @@ def _after(when: datetime | None, then: datetime | None) -> bool:
     return when is not None and then is not None and when > then
 
 
-def _resolves(store: Store, ref: str) -> bool:
+def _resolved(store: Store, ref: str, session: str | None) -> str | None:
+    """The full id of the record `ref` cites, if the store holds it; with `session`, a
+    prefix names only what that session has seen (as `replay_result` reads it: a
+    document a model wrote must not find another session's records by guessing)."""
     if not _ID_LIKE.fullmatch(ref.lower()) or len(ref) > ID_LENGTH:
-        return False
+        return None
     try:
-        store.get(store.resolve(ref))
+        full = store.resolve(ref) if session is None else model_resolve(store, session, ref)
+        store.get(full)
     except AddressableError:
-        return False
-    return True
+        return None
+    return full
 
 
 def outcome_in(store: Store, action_id: str) -> Outcome | None:

@@ -25,10 +25,13 @@ PROBLEMS_LISTED = 20  # problems listed in a prompt at most; the rest are counte
 
 
 class Kit(Protocol):
-    """What `compact_state` needs of the kit: its store, secrets and `state`."""
+    """What `compact_state` needs of the kit: its store, session, secrets and `state`."""
 
     @property
     def store(self) -> Store: ...
+
+    @property
+    def session(self) -> str: ...
 
     @property
     def secrets(self) -> Secrets: ...
@@ -155,7 +158,9 @@ def compact_state(
         document, problems = _read(answer, task)
         if document is not None:
             document = kit.state(task=task, document=document)
-            problems = document.problems(previous, kit.store, secrets=list(kit.secrets.known()))
+            problems = document.problems(
+                previous, kit.store, secrets=list(kit.secrets.known()), session=kit.session
+            )
             if not problems:
                 return StateCompaction(
                     document=document,

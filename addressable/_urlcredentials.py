@@ -97,7 +97,8 @@ def redact_url(url: str) -> str:
 # A URL anywhere in a text: a scheme, "://", and what follows up to a space, a double
 # quote or a bracket. Not up to a single quote: a password may hold one unencoded, and a
 # URL quoted 'so' only keeps its closing quote in its redacted form.
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"`]+")
+# A scheme is short: bounded, a long run of letters is not tried from each of its starts.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s<>\"`]+")
 
 
 def redact_urls(value: Any) -> Any:

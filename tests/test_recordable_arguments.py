@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -147,3 +148,17 @@ def test_a_record_at_the_limit_is_exported_and_imported(tmp_path: Any) -> None:
     assert ad.import_bundle(other, path).records == 1
     assert other.get(deepest.id).args == {"v": nested(MAX_DEPTH)}
     assert other.get(deepest.id).observed_at <= datetime.now(UTC)
+
+
+def test_an_adapter_told_an_integer_too_long_to_show_answers_in_one_line(
+    disk_kit: ad.Toolkit, tmp_path: Path
+) -> None:
+    from addressable.adapters import Shell
+
+    Shell(disk_kit, cwd=tmp_path)
+    out = disk_kit.handle("shell", {"command": 10 ** (sys.get_int_max_str_digits() + 5)})
+    assert out == (
+        "error: shell: argument 'command' does not fit: Input should be a valid string "
+        "(got an integer of too many digits to show)"
+    )
+    assert list(disk_kit.store.records()) == []

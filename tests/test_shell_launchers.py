@@ -47,6 +47,8 @@ ESCAPES = [
     pytest.param("git rebase -x 'touch pwned' HEAD", id="git rebase -x"),
     pytest.param("git rebase --exe='touch pwned' HEAD", id="git rebase --exec abbreviated"),
     pytest.param("git bisect run touch pwned", id="git bisect run"),
+    pytest.param("git bisect view bisect run touch pwned", id="git bisect view runs git"),
+    pytest.param("git bisect visualize submodule foreach touch pwned", id="bisect visualize"),
     pytest.param("git submodule foreach touch pwned", id="git submodule foreach"),
     pytest.param("git fetch --upload-pack='touch pwned' .", id="git fetch --upload-pack"),
     pytest.param("git clone -u 'touch pwned' . copy", id="git clone -u"),

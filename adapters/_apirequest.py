@@ -15,7 +15,7 @@ from ._apiscope import WRITES, Action, Scope
 from ._base import Adapter, Identity
 from ._clients import HTTP_ERRORS, Clients
 from ._decode import BadAnswer
-from ._http import Exchange
+from ._http import Exchange, staying_in
 from ._urls import check_wire, has_userinfo, normalize_url, origin, redact_url, shown_url
 
 # What a call may fail with: the transport's failures, the deadline, an answer that
@@ -165,12 +165,7 @@ class ApiRequests(Adapter):
         return {"Accept": "application/json", **credentials}
 
     def _exchange(self, call: Call, follow: bool) -> Exchange:
-        origins = {origin(o) for o in self.scope.origins}
-
-        def stay(target: str) -> str | None:
-            where = origin(target)
-            return None if where in origins else f"not followed: {where} is outside the scope"
-
+        stay = staying_in({origin(o) for o in self.scope.origins}, "the scope")
         return Exchange(
             self.kit.secrets,
             credentials=call.credentials,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -65,6 +65,17 @@ def check_deadline(deadline: float) -> float:
     if not (number and math.isfinite(deadline) and deadline > 0):
         raise ad.ArgumentError(f"deadline must be a number of seconds over 0, not {deadline!r}")
     return float(deadline)
+
+
+def staying_in(origins: Collection[str], named: str) -> Callable[[str], str | None]:
+    """An `Exchange`'s `stay` that follows a redirect only to one of `origins`; `named`
+    says what they are in the note of one not followed ("the scope")."""
+
+    def stay(target: str) -> str | None:
+        where = origin(target)
+        return None if where in origins else f"not followed: {where} is outside {named}"
+
+    return stay
 
 
 class Exchange:

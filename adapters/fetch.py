@@ -14,8 +14,15 @@ from ._clients import HTTP_ERRORS, AsyncClient, Clients, SyncClient
 from ._decode import BadAnswer
 from ._fetchrecord import FetchRecording
 from ._html import html_to_text
-from ._http import DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, Exchange, ResponseTooLarge, check_deadline
-from ._urls import check_url, check_wire, checked_origins, origin, redact_url, rerun_url
+from ._http import (
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_BYTES,
+    Exchange,
+    ResponseTooLarge,
+    check_deadline,
+    staying_in,
+)
+from ._urls import check_url, check_wire, checked_origins, redact_url, rerun_url
 
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
 DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
@@ -86,6 +93,7 @@ class Fetch(FetchRecording):
         scope = None if origins is None else checked_origins(origins, "Fetch origins")
         super().__init__(kit, name)
         self.origins = scope  # where it may GET, redirects included; None: anywhere
+        self._stay = None if scope is None else staying_in(scope, "the adapter's origins")
         if scope is not None:
             self.description = f"{self.description} Only URLs at: {', '.join(scope)}."
         self._clients = Clients(client, async_client, timeout)
@@ -202,17 +210,10 @@ class Fetch(FetchRecording):
             credentials=credentials,
             deadline=self.deadline,
             what=f"GET {url}",
-            stay=None if self.origins is None else self._stay,
+            stay=self._stay,
         )
         request = client.build_request("GET", wire, headers={**extra, **credentials})
         return exchange, request, url
-
-    def _stay(self, target: str) -> str | None:
-        """Why a redirect to `target` is not followed: an origin outside `origins`."""
-        where = origin(target)
-        if self.origins is not None and where not in self.origins:
-            return f"not followed: {where} is outside the adapter's origins"
-        return None
 
     def _collect(self, body: bytearray, url: str) -> Callable[[bytes], None]:
         def collect(chunk: bytes) -> None:

@@ -201,8 +201,9 @@ def _compact(
     if evicted and (goal is None or tokens > goal):
         # Small results after the first stub: the prompt cache is broken before them.
         small = evictable(*plan, small_after=min(e.index for e in evicted))
-        stubs = make_stubs(conversation, messages, small, kit, budget, summarizer, system)
-        tokens = _evict(small, stubs, out, evicted, tokens, goal, kit, conversation.shape)
+        if small:  # making stubs reads the whole list first: not for none
+            stubs = make_stubs(conversation, messages, small, kit, budget, summarizer, system)
+            tokens = _evict(small, stubs, out, evicted, tokens, goal, kit, conversation.shape)
     evicted.sort(key=lambda e: (e.index, e.call_id))
     cut: list[int] = []
     if trim_to is not None and tokens > trim_to:

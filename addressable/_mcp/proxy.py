@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from .._argerrors import one_line
 from .._blocks import describe
 from .._errors import AddressableError, ArgumentError, DeadlineExceeded
 from .._exitcodes import EXIT_FAILURE, EXIT_OK
@@ -130,7 +131,7 @@ class Proxy:
             canonical_args(recorded)  # what the record holds: checked before the call
         except ArgumentError as exc:
             # The message names where the fault is: a key there may be megabytes long.
-            said = _one_line(exc)
+            said = one_line(exc)
             said = said if len(said) <= 300 else f"{said[:300]}…"
             return _refused(f"ArgumentError: {quoted(name)}: {said}; nothing was sent")
         determinism, _ = self.config.determinism_of(name, tool.annotations)
@@ -148,7 +149,7 @@ class Proxy:
             if isinstance(failure, DeadlineExceeded | UpstreamGone):
                 code = types.INTERNAL_ERROR
             outcome = ", outcome unknown" if action else ""
-            message = f"{_one_line(failure)} (recorded as {record.id}{outcome})"
+            message = f"{one_line(failure)} (recorded as {record.id}{outcome})"
             raise MCPError(code=code, message=message) from exc
         except BaseException:
             # Cancelled (the client's notifications/cancelled, or the proxy stopping):
@@ -185,7 +186,7 @@ class Proxy:
         try:
             await self.list_tools()
         except Exception as exc:  # the call is refused all the same: it names a tool not seen
-            why = f" (its list of tools could not be read again: {_one_line(exc)[:200]})"
+            why = f" (its list of tools could not be read again: {one_line(exc)[:200]})"
         if name in self.tools:
             return self.tools[name], ""
         known = ", ".join(sorted({*self.tools, REPLAY}))
@@ -363,7 +364,7 @@ def _refused(text: str) -> types.CallToolResult:
     """An error result of one line: a call refused before anything was sent, or a
     stored result that cannot be given back."""
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=f"error: {_one_line(text)}")], is_error=True
+        content=[types.TextContent(type="text", text=f"error: {one_line(text)}")], is_error=True
     )
 
 
@@ -380,9 +381,5 @@ def _text_of(result: types.CallToolResult) -> str:
 def _first_text(result: types.CallToolResult) -> str | None:
     for block in result.content:
         if isinstance(block, types.TextContent) and block.text.strip():
-            return _one_line(block.text)[:300]
+            return one_line(block.text)[:300]
     return None
-
-
-def _one_line(value: object) -> str:
-    return " ".join(str(value).split())

@@ -24,6 +24,7 @@ from ._errors import (
     NoStore,
     NotFound,
     NotReplayable,
+    ReadOnly,
     ScopeError,
     StoreError,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "OpenItem",
     "Outcome",
     "Problem",
+    "ReadOnly",
     "Record",
     "RecordOptions",
     "Recovery",

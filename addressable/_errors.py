@@ -11,6 +11,7 @@
     │   └── adapters.MemoryCommandError  a memory command that cannot be done as asked
     ├── MalformedMessages (also ValueError)  a message list that is not well formed
     ├── NotReplayable                    verify=True on a call that cannot be re-run
+    ├── ReadOnly (also TypeError)        a change to a record's args or meta
     ├── ScopeError                       a call outside the configured scope
     ├── Stale                            an action that depends on stale facts
     ├── DeadlineExceeded (also TimeoutError)  a call that ran past its overall deadline
@@ -82,6 +83,10 @@ class ArgumentError(AddressableError, ValueError):
 
 class NotReplayable(AddressableError):
     """A re-run (`verify=True`) asked of a call whose result cannot be reproduced."""
+
+
+class ReadOnly(AddressableError, TypeError):
+    """A change to a record's args or meta: a record does not change once written."""
 
 
 class ScopeError(AddressableError):

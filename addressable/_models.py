@@ -13,9 +13,10 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from ._errors import ArgumentError
+from ._frozen import frozen
 from ._payload import decode_payload, decode_text
 from ._tokens import count_tokens
 from .ids import action_id_of, canonical_args, quoted, result_id
@@ -139,6 +140,14 @@ class Record(_Frozen):
     nonce: str | None = None
     max_age: timedelta | None = None
     meta: dict[str, Any] = Field(default_factory=dict)  # JSON values, from the adapter
+
+    @model_validator(mode="after")
+    def _read_only(self) -> Record:
+        """Args and meta held as containers that refuse changes (`ReadOnly`), as the
+        record's own fields do: a store hands one record to several reads of it."""
+        fields = self.__dict__
+        fields["args"], fields["meta"] = frozen(fields["args"]), frozen(fields["meta"])
+        return self
 
     @property
     def is_action(self) -> bool:

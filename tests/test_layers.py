@@ -18,6 +18,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._html",
         "addressable._errors",
         "addressable._exitcodes",
+        "addressable._frozen",
         "addressable._models",
         "addressable._payload",
         "addressable._reports",

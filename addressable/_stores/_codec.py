@@ -21,6 +21,7 @@ import blake3
 from pydantic import TypeAdapter, ValidationError
 
 from .._errors import ArgumentError, IntegrityError
+from .._frozen import FrozenDict, frozen
 from .._models import (
     Determinism,
     Observation,
@@ -124,7 +125,7 @@ def new_record(
         "idempotency_key": None,
         "nonce": nonce,
         "max_age": None,
-        "meta": {},
+        "meta": FrozenDict(),
     }
     try:
         when = _time(at)
@@ -134,15 +135,16 @@ def new_record(
         for name, value in args.items():
             if type(value) not in JSON_SCALARS:  # as read back from canonical JSON: sorted
                 text = args_json.decode()
-                values["args"] = json.loads(text)
-                if not _plain(values["args"]):  # nested deeper than is written here
+                loaded = json.loads(text)
+                if not _plain(loaded):  # nested deeper than is written here
                     return None
+                values["args"] = frozen(loaded)
                 break
             if type(name) is not str:
                 return None
         else:  # scalars, as given: in their order
             text = args_json.decode() if len(args) < 2 else _JSON(args)
-            values["args"] = dict(args)
+            values["args"] = FrozenDict(args)
         tail: str | None = ',"meta":{}}'
         if (
             nonce is not None
@@ -196,7 +198,7 @@ def _tail(
         parts.append(',"meta":{}}')
     elif type(meta) is dict and _plain(meta):
         parts.append(f',"meta":{_JSON(meta)}}}')
-        values["meta"] = dict(meta)
+        values["meta"] = frozen(meta)
         given.add("meta")
     else:
         return None

@@ -87,13 +87,16 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
             return None if row is None else bytes(row[0])
         return None if value is None else bytes(value)
 
-    @translated("reading")
     def get_joined(self, record_id: str) -> tuple[bytes, bytes | None, bytes | None] | None:
         """A record's value, with its payload (when kept in a row, not a file) and its
         token count, in one statement; None if there is no record."""
-        # `id` is the primary key: one row at most. Blobs come back as `bytes`.
+        # `id` is the primary key: one row at most. Blobs come back as `bytes`. What
+        # `translated` does, written out: a replay runs this, and a wrapper is a call.
         row: tuple[bytes, bytes | None, bytes | None] | None
-        row = self._cache._con.execute(JOINED, (record_id,)).fetchone()
+        try:
+            row = self._cache._con.execute(JOINED, (record_id,)).fetchone()
+        except _FAILURES as exc:
+            raise store_failure(self.location, "reading", exc) from exc
         return row
 
     @translated("writing")

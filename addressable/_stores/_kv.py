@@ -91,8 +91,10 @@ class KeyValueStore(Upkeep):
             )
             return False
         # A tombstone left by gc may remain: a live record takes precedence over it.
-        if record.tokens is not None:
-            b.set(tokens_key(record.content_hash), str(record.tokens).encode())
+        tokens = None if record.tokens is None else str(record.tokens).encode()
+        if tokens is not None:
+            b.set(tokens_key(record.content_hash), tokens)
+        self._written(record, value, tokens)
         return True
 
     def add_observation(self, record_id: str, observation: Observation) -> None:

@@ -313,3 +313,49 @@ def test_a_store_with_the_earlier_single_trigger_counts_each_record_once(tmp_pat
     stats = kit.store.stats()
     assert (stats.records, stats.by_tool, stats.sessions) == (2, {"t": 2}, 2)
     assert stats.blobs == 2 and stats.blob_bytes == len(b"zero") + len(b"one")
+
+
+def _replayed_tokens(kit: ad.Toolkit, *results: ad.Result) -> list[int | None]:
+    return [kit.replay(r.id).record.tokens for r in results]
+
+
+def test_a_token_count_reaches_every_row_of_its_payload_however_it_is_written(
+    tmp_path: Path,
+) -> None:
+    # Each row keeps a copy of its payload's count, read with it on a replay: the copies
+    # follow the count whoever writes it, and a row written later starts with it.
+    kit = _kit(tmp_path)
+    first = kit.record("t", {"n": 1}, b"the same words", determinism="deterministic")
+    counted = kit.tokens(first.id)
+    later = kit.record("u", {"n": 2}, b"the same words", determinism="deterministic")
+    assert _replayed_tokens(kit, first, later) == [counted, counted]
+    store = kit.store
+    assert isinstance(store, ad.KeyValueStore)
+    cache = store._backend._cache  # type: ignore[attr-defined]
+    key = tokens_key(first.record.content_hash)
+    cache.set(key, b"7")  # as an earlier version writes it: a diskcache value
+    assert _replayed_tokens(kit, first, later) == [7, 7]
+    cache.delete(key)
+    assert _replayed_tokens(kit, first, later) == [None, None]
+    store.set_tokens(first.record.content_hash, 9)
+    assert _replayed_tokens(kit, first, later) == [9, 9]
+
+
+def test_a_store_made_before_rows_kept_token_counts_gets_them_on_open(tmp_path: Path) -> None:
+    kit = _kit(tmp_path)
+    first = kit.record("t", {"n": 1}, b"some words here", determinism="deterministic")
+    other = kit.record("t", {"n": 2}, b"other words", determinism="deterministic")
+    counted = kit.tokens(first.id)
+    kit.store.close()
+    cache = diskcache.Cache(str(tmp_path / "store"))
+    try:  # the table and triggers as an earlier version left them
+        for name in ("added", "changed", "removed"):
+            cache._sql(f"DROP TRIGGER addressable_tokens_{name}")
+        cache._sql("ALTER TABLE addressable_records DROP COLUMN tokens")
+    finally:
+        cache.close()
+    kit = _kit(tmp_path)
+    assert _replayed_tokens(kit, first, other) == [counted, None]
+    same = kit.record("u", {}, b"some words here", determinism="deterministic")
+    assert _replayed_tokens(kit, same) == [counted]
+    assert kit.store.verify().ok

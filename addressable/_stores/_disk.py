@@ -19,7 +19,17 @@ import diskcache
 from ._backend import store_failure, translated
 from ._disk_indexes import DiskIndexes
 from ._disk_rows import DiskRows, row_in
-from ._disk_sql import ADD_SIGHTING, COPY, JOINED, PUT, PUT_ROW, RETIRED, SCHEMA, TOP
+from ._disk_sql import (
+    ADD_SIGHTING,
+    ADD_TOKENS,
+    COPY,
+    JOINED,
+    PUT,
+    PUT_ROW,
+    RETIRED,
+    SCHEMA,
+    TOP,
+)
 from ._disk_strays import DiskStrays
 from ._index import Entry, Row
 from ._keys import BLOB, OBSERVED, RECORD
@@ -64,8 +74,14 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
         ).fetchone()[0]
         if found != len(SCHEMA):  # a new store, or one an earlier version made
             with self._cache.transact():
+                columns = self._sql("PRAGMA table_info(addressable_records)").fetchall()
+                counts = bool(columns) and "tokens" not in {c[1] for c in columns}
+                if counts:  # rows made before they kept the token count
+                    self._sql(ADD_TOKENS[0])
                 for statement in (*RETIRED, *SCHEMA):
                     self._sql(statement)
+                if counts:
+                    self._sql(ADD_TOKENS[1])
         if self._cache_keys(OBSERVED, limit=1):
             self._move_sightings()
         if self._cache_keys(RECORD, limit=1):

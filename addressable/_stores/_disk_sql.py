@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import diskcache
 
+# The diskcache rows that hold a token count (`_keys.TOKENS`), as a trigger's condition.
+_TOKENS = "{row}.key >= 't:' AND {row}.key < 't;' AND {row}.raw = 1"
+
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS addressable_index (
         name TEXT NOT NULL, score INTEGER NOT NULL, member TEXT NOT NULL,
@@ -40,7 +43,7 @@ SCHEMA = (
     END""",
     """CREATE TABLE IF NOT EXISTS addressable_records (
         id TEXT PRIMARY KEY, at INTEGER NOT NULL, tool TEXT NOT NULL, key TEXT, session TEXT,
-        address TEXT NOT NULL, value BLOB NOT NULL, payload BLOB)""",
+        address TEXT NOT NULL, value BLOB NOT NULL, payload BLOB, tokens BLOB)""",
     "CREATE INDEX IF NOT EXISTS addressable_records_at ON addressable_records (at, id)",
     "CREATE INDEX IF NOT EXISTS addressable_records_tool ON addressable_records (tool, at, id)",
     """CREATE INDEX IF NOT EXISTS addressable_records_key ON addressable_records (key, at, id)
@@ -87,6 +90,33 @@ SCHEMA = (
             bytes = bytes + coalesce(length(new.payload), 0) - coalesce(length(old.payload), 0)
         WHERE tool = new.tool;
     END""",
+    # A payload's token count is a diskcache value (`t:` and its address); each row
+    # with that payload keeps a copy, so that a replay reads it with the row. These keep
+    # the copies right whoever writes the value (an earlier version included); a new
+    # row copies it as it is inserted.
+    f"""CREATE TRIGGER IF NOT EXISTS addressable_tokens_added AFTER INSERT ON Cache
+    WHEN {_TOKENS.format(row="new")}
+    BEGIN
+        UPDATE addressable_records SET tokens = new.value WHERE address = substr(new.key, 3);
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS addressable_tokens_changed AFTER UPDATE OF value ON Cache
+    WHEN {_TOKENS.format(row="new")}
+    BEGIN
+        UPDATE addressable_records SET tokens = new.value WHERE address = substr(new.key, 3);
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS addressable_tokens_removed AFTER DELETE ON Cache
+    WHEN {_TOKENS.format(row="old")}
+    BEGIN
+        UPDATE addressable_records SET tokens = NULL WHERE address = substr(old.key, 3);
+    END""",
+)
+# A store made before rows kept the token count: the column (added before SCHEMA's
+# triggers name it), and the counts copied there (after).
+ADD_TOKENS = (
+    "ALTER TABLE addressable_records ADD COLUMN tokens BLOB",
+    "UPDATE addressable_records SET tokens = (SELECT t.value FROM Cache AS t "
+    "WHERE t.key = 't:' || address AND t.raw = 1) WHERE address IN "
+    "(SELECT substr(key, 3) FROM Cache WHERE key >= 't:' AND key < 't;' AND raw = 1)",
 )
 # What an earlier version created and this one does not: dropped on open, before SCHEMA.
 RETIRED = ("DROP TRIGGER IF EXISTS addressable_record_added",)  # both jobs in one
@@ -96,34 +126,37 @@ REMOVE = "DELETE FROM addressable_index WHERE name = ? AND score = ? AND member 
 # diskcache under its address, ?9). VALUES, not INSERT ... SELECT: a SELECT that reads
 # the table it inserts into is run into a temporary table first, the payload copied
 # with the row (measured: 5-7 us of a 10 KB write).
+# Each insert copies the payload's token count, if counted, from its diskcache value.
+_COUNT = "(SELECT value FROM Cache WHERE key = 't:' || ?6 AND raw = 1)"
 PUT = (
     "INSERT OR IGNORE INTO addressable_records "
-    "(id, at, tool, key, session, address, value, payload) "
+    "(id, at, tool, key, session, address, value, payload, tokens) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN "
     "EXISTS (SELECT 1 FROM addressable_records WHERE address = ?6 AND payload IS NOT NULL) "
-    "OR EXISTS (SELECT 1 FROM Cache WHERE key = ?9 AND raw = 1) THEN NULL ELSE ?8 END)"
+    f"OR EXISTS (SELECT 1 FROM Cache WHERE key = ?9 AND raw = 1) THEN NULL ELSE ?8 END, {_COUNT})"
 )
 PUT_ROW = (
-    "INSERT OR IGNORE INTO addressable_records (id, at, tool, key, session, address, value) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT OR IGNORE INTO addressable_records "
+    "(id, at, tool, key, session, address, value, tokens) "
+    f"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {_COUNT})"
 )
 # A record's row again, for a value set by hand: its payload and address as they were.
 SET_ROW = (
-    "INSERT INTO addressable_records (id, at, tool, key, session, address, value, payload) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO addressable_records "
+    "(id, at, tool, key, session, address, value, payload, tokens) "
+    f"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, {_COUNT})"
 )
 # The payload of a record whose row holds none: another row's copy.
 COPY = "SELECT payload FROM addressable_records WHERE address = ? AND payload IS NOT NULL LIMIT 1"
 # A record with its payload (from its row, another row, or a diskcache row; not a file)
-# and its token count, in one statement.
+# and its token count (the row's copy), in one statement.
 # The copies of the payload are looked for only when the row has none (`coalesce`
 # runs a subquery only when the values before it are NULL; a join would run always).
 JOINED = (
     "SELECT r.value, coalesce(r.payload, (SELECT c.payload FROM addressable_records AS c "
     "WHERE c.address = r.address AND c.payload IS NOT NULL LIMIT 1), "
     "(SELECT b.value FROM Cache AS b WHERE b.key = 'b:' || r.address AND b.raw = 1 "
-    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL)), "
-    "(SELECT t.value FROM Cache AS t WHERE t.key = 't:' || r.address AND t.raw = 1) "
+    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL)), r.tokens "
     "FROM addressable_records AS r WHERE r.id = ?"
 )
 # The counts the record triggers keep, and the session registry, from the rows again

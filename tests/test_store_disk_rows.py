@@ -5,6 +5,7 @@ record, payload and token count at once still checks them."""
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import diskcache
@@ -359,3 +360,32 @@ def test_a_store_made_before_rows_kept_token_counts_gets_them_on_open(tmp_path: 
     same = kit.record("u", {}, b"some words here", determinism="deterministic")
     assert _replayed_tokens(kit, same) == [counted]
     assert kit.store.verify().ok
+
+
+def test_a_forked_child_replays_through_a_connection_of_its_own(tmp_path: Path) -> None:
+    # A replay reads this thread's SQLite connection straight from diskcache; after a
+    # fork the child must not use the one it inherited (SQLite forbids it), but open its
+    # own, as diskcache's own reads do.
+    kit = _kit(tmp_path)
+    res = kit.record("t", {}, b"before the fork", determinism="deterministic")
+    assert kit.replay(res.id).payload == b"before the fork"  # the parent's connection made
+    store = kit.store
+    assert isinstance(store, ad.KeyValueStore)
+    local = store._backend._cache._local  # type: ignore[attr-defined]
+    parents = local.con  # held: a new connection cannot take its place in memory
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, then leave at once
+        try:
+            ok = kit.replay(res.id).payload == b"before the fork"
+            own = local.con is not parents and local.pid == os.getpid()
+            os.write(write, f"{ok} {own}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        said = answer.read()
+    os.waitpid(pid, 0)
+    assert said == "True True"
+    assert kit.replay(res.id).payload == b"before the fork"
+    assert local.con is parents

@@ -51,6 +51,12 @@ _SETTINGS: dict[str, Any] = {
 _FAILURES = (diskcache.Timeout, sqlite3.Error, OSError)
 
 
+# Forks of this process since this module was imported (see `get_joined`).
+_forks = [0]
+if hasattr(os, "register_at_fork"):  # POSIX: elsewhere no process forks
+    os.register_at_fork(after_in_child=lambda: _forks.__setitem__(0, _forks[0] + 1))
+
+
 def default_home() -> Path:
     """`$ADDRESSABLE_HOME`, or `.addressable` in the current directory."""
     return Path(os.environ.get("ADDRESSABLE_HOME") or ".addressable")
@@ -64,6 +70,7 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
     def __init__(self, directory: Path) -> None:
         self.directory = directory.resolve()
         self.location = f"disk://{self.directory}"
+        self._forks = _forks[0]
         self._open()
 
     @translated("opening")
@@ -110,7 +117,18 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
         # `translated` does, written out: a replay runs this, and a wrapper is a call.
         row: tuple[bytes, bytes | None, bytes | None] | None
         try:
-            row = self._cache._con.execute(JOINED, (record_id,)).fetchone()
+            # diskcache's `_con` asks the system for the process id on every call, to
+            # open a connection of its own in a forked child. Here this thread's
+            # connection is read directly while no fork has happened since; else (or
+            # when this thread has none yet) `_con` makes one, as diskcache does.
+            try:
+                if self._forks != _forks[0]:
+                    raise AttributeError
+                con = self._cache._local.con
+            except AttributeError:
+                con = self._cache._con
+                self._forks = _forks[0]
+            row = con.execute(JOINED, (record_id,)).fetchone()
         except _FAILURES as exc:
             raise store_failure(self.location, "reading", exc) from exc
         return row

@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import addressable as ad
+from addressable._frozen import thawed
 
 from ._base import Adapter, schema
 from ._rootfs import DEFAULT_MAX_BYTES, MAX_DEPTH, Root, check_path, name_path, resolved
@@ -98,7 +99,7 @@ class Memory(Adapter):
         self.root.mkdir(parents=True, exist_ok=True)
         self._fs = Root(self.root, _shown)
         self.max_bytes = max_bytes
-        kit.on_rerun(self.name, lambda record: self.run(dict(record.args)))
+        kit.on_rerun(self.name, lambda record: self.run(thawed(record.args)))
 
     def __call__(self, command: str, **arguments: Any) -> ad.Result:
         return self.run({"command": command, **arguments})

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ._errors import ArgumentError, NotReplayable, StoreError
+from ._frozen import thawed
 from ._models import Determinism, Outcome, Record, Result, stored_result
 from ._payload import BINARY, encode_payload
 from ._recorder import Recorder, RecordOptions
@@ -56,9 +57,11 @@ class Calls:
         """The function that runs `spec` and records it; `replay(verify=True)` re-runs
         its results the same way."""
         if spec.is_async:
-            self.on_rerun(spec.name, lambda r: self._arun(spec, *spec.unbind(r.args), r.key))
+            self.on_rerun(
+                spec.name, lambda r: self._arun(spec, *spec.unbind(thawed(r.args)), r.key)
+            )
             return self._async_wrapper(spec)
-        self.on_rerun(spec.name, lambda r: self._run(spec, *spec.unbind(r.args), r.key))
+        self.on_rerun(spec.name, lambda r: self._run(spec, *spec.unbind(thawed(r.args)), r.key))
         return self._sync_wrapper(spec)
 
     def _sync_wrapper(self, spec: ToolSpec) -> Callable[..., Result]:

@@ -10,6 +10,7 @@ changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NoReturn, SupportsIndex
 
 from ._errors import ReadOnly
@@ -26,15 +27,15 @@ class FrozenDict(dict[str, Any]):
     """A `dict` that refuses changes (see the module)."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = _refused
+    __init__ = __setitem__ = __delitem__ = _refused  # made by `_dict`, filled there
     clear = pop = popitem = setdefault = update = _refused
 
     def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
         _refused()
 
-    def __reduce__(self) -> tuple[type[FrozenDict], tuple[dict[str, Any]]]:
-        # Copied and pickled through its constructor, not item by item.
-        return FrozenDict, (dict(self),)
+    def __reduce__(self) -> tuple[Callable[[dict[str, Any]], FrozenDict], tuple[dict[str, Any]]]:
+        # Copied and pickled through `_dict`, not item by item.
+        return _dict, (dict(self),)
 
     def __repr__(self) -> str:
         return dict.__repr__(self)
@@ -44,7 +45,7 @@ class FrozenList(list[Any]):
     """A `list` that refuses changes (see the module)."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = _refused
+    __init__ = __setitem__ = __delitem__ = _refused  # made by `_list`, filled there
     append = extend = insert = pop = remove = clear = sort = reverse = _refused
 
     def __iadd__(self, other: Any) -> NoReturn:  # type: ignore[misc]
@@ -53,11 +54,26 @@ class FrozenList(list[Any]):
     def __imul__(self, other: SupportsIndex) -> NoReturn:
         _refused()
 
-    def __reduce__(self) -> tuple[type[FrozenList], tuple[list[Any]]]:
-        return FrozenList, (list(self),)
+    def __reduce__(self) -> tuple[Callable[[list[Any]], FrozenList], tuple[list[Any]]]:
+        return _list, (list(self),)
 
     def __repr__(self) -> str:
         return list.__repr__(self)
+
+
+def _dict(items: dict[str, Any]) -> FrozenDict:
+    made: FrozenDict = dict.__new__(FrozenDict)
+    dict.__init__(made, items)  # the one fill: FrozenDict's own __init__ refuses
+    return made
+
+
+def _list(items: list[Any]) -> FrozenList:
+    made: FrozenList = list.__new__(FrozenList)
+    list.__init__(made, items)
+    return made
+
+
+EMPTY = _dict({})
 
 
 def frozen(value: Any) -> Any:
@@ -67,12 +83,22 @@ def frozen(value: Any) -> Any:
     if kind is dict:  # the usual case: a record's args and meta, often flat
         for item in value.values():
             if isinstance(item, (dict, list)):
-                return FrozenDict({k: frozen(v) for k, v in value.items()})
-        return FrozenDict(value)
+                return _dict({k: frozen(v) for k, v in value.items()})
+        return _dict(value)
     if kind is FrozenDict or kind is FrozenList:
         return value
     if isinstance(value, dict):
-        return FrozenDict({k: frozen(v) for k, v in value.items()})
+        return _dict({k: frozen(v) for k, v in value.items()})
     if isinstance(value, list):
-        return FrozenList([frozen(v) for v in value])
+        return _list([frozen(v) for v in value])
+    return value
+
+
+def thawed(value: Any) -> Any:
+    """A copy of `value` that changes: every dict and list in it plain again (what a
+    user's function is given when a recorded call is run again)."""
+    if isinstance(value, dict):
+        return {k: thawed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [thawed(v) for v in value]
     return value

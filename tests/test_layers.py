@@ -39,6 +39,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._stores._disk_strays",
         "addressable._stores._index",
         "addressable._stores._keys",
+        "addressable._stores._parsed",
         "addressable._stores._kv",
         "addressable._stores._memory",
         "addressable._stores._open",

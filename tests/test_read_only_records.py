@@ -13,9 +13,10 @@ import copy
 import json
 import pickle
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -175,3 +176,99 @@ def test_a_token_count_stored_by_another_process_shows_on_the_next_replay(
     with ad.DiskStore(tmp_path / "store") as other:
         counted = ad.Toolkit(other).tokens(res.id)
     assert kit.replay(res.id).record.tokens == counted > 0
+
+
+def _warm_and_cold(tmp_path: Path, kit: ad.Toolkit, rid: str) -> tuple[ad.Record, ad.Record]:
+    warm = kit.replay(rid).record
+    with ad.DiskStore(tmp_path / "store") as other:
+        return warm, ad.Toolkit(other).replay(rid).record
+
+
+def _same(warm: ad.Record, cold: ad.Record) -> None:
+    assert warm == cold and warm.model_fields_set == cold.model_fields_set
+    assert warm.model_dump_json() == cold.model_dump_json()
+    assert repr(warm) == repr(cold)  # the time zone object included
+
+
+def test_a_record_written_in_a_zone_with_a_clock_change_replays_as_parsed(
+    tmp_path: Path,
+) -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    before_the_change = datetime(2026, 3, 29, 1, 30, tzinfo=berlin)  # 02:00 -> 03:00
+    kit = ad.Toolkit(ad.DiskStore(tmp_path / "store"), session="s", clock=lambda: before_the_change)
+    res = kit.record("t", {}, b"x", determinism="deterministic", max_age=timedelta(hours=1))
+    warm, cold = _warm_and_cold(tmp_path, kit, res.id)
+    _same(warm, cold)
+    assert warm.observed_at + timedelta(hours=1) == cold.observed_at + timedelta(hours=1)
+    assert (warm.observed_at + timedelta(hours=1)).isoformat() == (
+        cold.observed_at + timedelta(hours=1)
+    ).isoformat()
+
+
+def test_a_record_whose_fields_pydantic_converted_replays_as_parsed(tmp_path: Path) -> None:
+    kit = _kit(tmp_path)
+    meta: dict[str, Any] = {"pair": (1, 2), "at": datetime(2026, 1, 1, tzinfo=UTC)}
+    res = kit.record("t", {}, b"x", determinism="deterministic", meta=meta)
+    warm, cold = _warm_and_cold(tmp_path, kit, res.id)
+    _same(warm, cold)
+    assert json.dumps(warm.meta) == json.dumps(cold.meta)
+
+
+def test_a_record_put_by_hand_is_kept_as_its_bytes_say_not_as_the_caller_holds_it(
+    tmp_path: Path,
+) -> None:
+    kit = _kit(tmp_path)
+    res = kit.record("t", {"n": 1}, b"x", determinism="deterministic")
+    store = kit.store
+    theirs: dict[str, Any] = {"hits": ["a"]}
+    record = res.record.model_copy(update={"id": "0" * 16, "meta": theirs})
+    store.put(record, b"x")
+    theirs["hits"].append("changed after the put")
+    warm, cold = _warm_and_cold(tmp_path, kit, record.id)
+    _same(warm, cold)
+    assert warm.meta == {"hits": ["a"]}
+
+
+def test_a_rerun_gives_the_users_function_arguments_it_may_change(tmp_path: Path) -> None:
+    kit = _kit(tmp_path)
+
+    @kit.tool(determinism="deterministic")
+    def tally(names, opts: dict) -> str:  # type: ignore[no-untyped-def]
+        names.sort()
+        opts["paths"].append("seen")
+        return ",".join(names) + ";" + ",".join(opts["paths"])
+
+    res = tally(["b", "a"], {"paths": ["p"]})
+    again = kit.replay(res.id, verify=True)
+    assert again.payload == res.payload == b"a,b;p,seen"
+    assert again.changed is False
+    assert kit.replay(res.id).record.args == {"names": ["b", "a"], "opts": {"paths": ["p"]}}
+
+
+def test_a_frozen_container_cannot_be_filled_again() -> None:
+    record = ad.Record.model_validate_json(
+        ad.Toolkit(ad.MemoryStore())
+        .record("t", {"a": [1]}, b"x", determinism="deterministic", meta={"m": 1})
+        .record.model_dump_json()
+    )
+    with pytest.raises(ad.ReadOnly):
+        record.meta.__init__(m=2)  # type: ignore[misc]
+    with pytest.raises(ad.ReadOnly):
+        record.args["a"].__init__([9])
+    assert record.meta == {"m": 1} and record.args == {"a": [1]}
+
+
+def test_what_a_store_keeps_parsed_is_bounded_by_its_bytes(tmp_path: Path) -> None:
+    from addressable._stores import _parsed
+
+    kit = _kit(tmp_path)
+    for n in range(3 * _parsed.TOTAL // _parsed.LARGEST):
+        kit.record(
+            "t", {"n": n, "pad": "p" * (_parsed.LARGEST - 600)}, b"x", determinism="deterministic"
+        )
+    store = kit.store
+    assert isinstance(store, ad.KeyValueStore)
+    kept = store._parsed._kept.values()
+    assert 0 < sum(len(k[0]) for k in kept) <= _parsed.TOTAL
+    store.close()
+    assert not store._parsed._kept

@@ -389,3 +389,27 @@ def test_a_forked_child_replays_through_a_connection_of_its_own(tmp_path: Path) 
     assert said == "True True"
     assert kit.replay(res.id).payload == b"before the fork"
     assert local.con is parents
+
+
+def test_a_row_an_earlier_version_inserts_is_read_with_its_payloads_count(
+    tmp_path: Path,
+) -> None:
+    kit = _kit(tmp_path)
+    first = kit.record("t", {"n": 1}, b"the same words", determinism="deterministic")
+    counted = kit.tokens(first.id)
+    with ad.DiskStore(tmp_path / "elsewhere") as elsewhere:  # the bytes of a second record
+        later = ad.Toolkit(elsewhere, session="s").record(
+            "u", {"n": 2}, b"the same words", determinism="deterministic"
+        )
+        value = elsewhere._backend.get(RECORD + later.id)  # type: ignore[attr-defined]
+    store = kit.store
+    assert isinstance(store, ad.KeyValueStore)
+    con = store._backend._cache._con  # type: ignore[attr-defined]
+    # The insert an earlier version makes: no token column named.
+    con.execute(
+        "INSERT INTO addressable_records (id, at, tool, key, session, address, value) "
+        "SELECT ?, at, 'u', NULL, session, address, ? FROM addressable_records WHERE id = ?",
+        (later.id, value, first.id),
+    )
+    assert _replayed_tokens(kit, later) == [counted]
+    assert store.verify().ok

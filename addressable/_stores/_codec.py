@@ -21,7 +21,7 @@ import blake3
 from pydantic import TypeAdapter, ValidationError
 
 from .._errors import ArgumentError, IntegrityError
-from .._frozen import FrozenDict, frozen
+from .._frozen import EMPTY, frozen
 from .._models import (
     Determinism,
     Observation,
@@ -125,7 +125,7 @@ def new_record(
         "idempotency_key": None,
         "nonce": nonce,
         "max_age": None,
-        "meta": FrozenDict(),
+        "meta": EMPTY,
     }
     try:
         when = _time(at)
@@ -144,7 +144,7 @@ def new_record(
                 return None
         else:  # scalars, as given: in their order
             text = args_json.decode() if len(args) < 2 else _JSON(args)
-            values["args"] = FrozenDict(args)
+            values["args"] = frozen(dict(args))
         tail: str | None = ',"meta":{}}'
         if (
             nonce is not None

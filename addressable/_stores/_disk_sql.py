@@ -93,7 +93,7 @@ SCHEMA = (
     # A payload's token count is a diskcache value (`t:` and its address); each row
     # with that payload keeps a copy, so that a replay reads it with the row. These keep
     # the copies right whoever writes the value (an earlier version included); a new
-    # row copies it as it is inserted.
+    # row copies it as it is inserted (see `_COUNT`).
     f"""CREATE TRIGGER IF NOT EXISTS addressable_tokens_added AFTER INSERT ON Cache
     WHEN {_TOKENS.format(row="new")}
     BEGIN
@@ -107,7 +107,7 @@ SCHEMA = (
     f"""CREATE TRIGGER IF NOT EXISTS addressable_tokens_removed AFTER DELETE ON Cache
     WHEN {_TOKENS.format(row="old")}
     BEGIN
-        UPDATE addressable_records SET tokens = NULL WHERE address = substr(old.key, 3);
+        UPDATE addressable_records SET tokens = X'' WHERE address = substr(old.key, 3);
     END""",
 )
 # A store made before rows kept the token count: the column (added before SCHEMA's
@@ -126,8 +126,10 @@ REMOVE = "DELETE FROM addressable_index WHERE name = ? AND score = ? AND member 
 # diskcache under its address, ?9). VALUES, not INSERT ... SELECT: a SELECT that reads
 # the table it inserts into is run into a temporary table first, the payload copied
 # with the row (measured: 5-7 us of a 10 KB write).
-# Each insert copies the payload's token count, if counted, from its diskcache value.
-_COUNT = "(SELECT value FROM Cache WHERE key = 't:' || ?6 AND raw = 1)"
+# Each insert copies the payload's token count from its diskcache value, or says there
+# is none (an empty blob): NULL is left by writers that predate the copies, and the read
+# then looks for the value itself.
+_COUNT = "ifnull((SELECT value FROM Cache WHERE key = 't:' || ?6 AND raw = 1), X'')"
 PUT = (
     "INSERT OR IGNORE INTO addressable_records "
     "(id, at, tool, key, session, address, value, payload, tokens) "
@@ -149,14 +151,17 @@ SET_ROW = (
 # The payload of a record whose row holds none: another row's copy.
 COPY = "SELECT payload FROM addressable_records WHERE address = ? AND payload IS NOT NULL LIMIT 1"
 # A record with its payload (from its row, another row, or a diskcache row; not a file)
-# and its token count (the row's copy), in one statement.
+# and its token count (the row's copy; the diskcache value where a row has none), in one
+# statement.
 # The copies of the payload are looked for only when the row has none (`coalesce`
 # runs a subquery only when the values before it are NULL; a join would run always).
 JOINED = (
     "SELECT r.value, coalesce(r.payload, (SELECT c.payload FROM addressable_records AS c "
     "WHERE c.address = r.address AND c.payload IS NOT NULL LIMIT 1), "
     "(SELECT b.value FROM Cache AS b WHERE b.key = 'b:' || r.address AND b.raw = 1 "
-    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL)), r.tokens "
+    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL)), "
+    "nullif(coalesce(r.tokens, (SELECT t.value FROM Cache AS t "
+    "WHERE t.key = 't:' || r.address AND t.raw = 1)), X'') "
     "FROM addressable_records AS r WHERE r.id = ?"
 )
 # The counts the record triggers keep, and the session registry, from the rows again

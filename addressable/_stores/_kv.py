@@ -57,13 +57,16 @@ class KeyValueStore(Upkeep):
         self.close()
 
     def close(self) -> None:
+        self._parsed.clear()
         self._backend.close()
 
     # -- writing ---------------------------------------------------------------------
 
     def put(self, record: Record, payload: bytes, value: bytes | None = None) -> bool:
-        """`Store.put`; `value`: the record as `dump_record` gives it, when made already."""
+        """`Store.put`; `value`: the record as `dump_record` gives it, when made already
+        (by the recorder's one-pass writer, `_codec.new_record`)."""
         b = self._backend
+        made = value is not None
         if value is None:
             value = dump_record(record)
         digest = record.content_hash
@@ -94,7 +97,8 @@ class KeyValueStore(Upkeep):
         tokens = None if record.tokens is None else str(record.tokens).encode()
         if tokens is not None:
             b.set(tokens_key(record.content_hash), tokens)
-        self._written(record, value, tokens)
+        if made and self._joined is not None:  # kept as read back: a replay parses nothing
+            self._parsed.keep_written(record, value, tokens)
         return True
 
     def add_observation(self, record_id: str, observation: Observation) -> None:

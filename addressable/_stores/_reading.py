@@ -14,19 +14,16 @@ from datetime import datetime
 from typing import cast
 
 from .._errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound
-from .._models import Observation, Record, assembled, with_tokens
-from ..ids import ID_LENGTH, check_prefix, content_hash
+from .._models import Observation, Record, with_tokens
+from ..ids import ID_LENGTH, check_prefix, content_digest, content_hash
 from ._arguments import aware
 from ._backend import Backend
 from ._codec import load_observation, load_record
 from ._index import IDS, KEY, REF, SEEN, SESSION, TIME, TOMBS, TOOL, micros
 from ._keys import OBSERVED, RECORD, TOMBSTONE, blob_key, tokens_key
+from ._parsed import Parsed, ParsedRecords
 
 _PAGE = 4096  # the most ids a listing reads from an index at once
-# The records a store keeps parsed, so that a replay of one of them reads its row but
-# does not parse it again: at most this many, each stored in at most this many bytes.
-_PARSED = 1024
-_PARSED_BYTES = 16 << 10
 
 
 class Reading:
@@ -42,8 +39,7 @@ class Reading:
         joined = getattr(type(backend), "get_joined", None)
         self._joined = None if joined is None else functools.partial(joined, backend)
         self._recent: tuple[str, str, bytes] = ("", "", b"")  # id, hash, payload last read
-        # id -> (stored bytes, stored token count, the record they parse to), oldest first
-        self._parsed: dict[str, tuple[bytes, bytes | None, Record]] = {}
+        self._parsed = ParsedRecords()  # used where the backend joins reads
 
     @property
     def location(self) -> str:
@@ -67,10 +63,11 @@ class Reading:
             record = self._get_apart(record_id)
             return record, self.read(record)
         value, payload, tokens = found
-        record = self._record_of(record_id, value, tokens)
+        parsed = self._parsed_from(record_id, value, tokens)
+        record = parsed[2]
         if payload is None:  # kept apart (in a file of its own)
             return record, self.read(record)
-        if content_hash(payload) != record.content_hash:
+        if content_digest(payload) != parsed[3]:
             _checked(payload, record.content_hash, record_id)  # raises, saying why
         return record, payload
 
@@ -81,44 +78,15 @@ class Reading:
         if found is None:
             return None
         value, payload, tokens = found
-        return self._record_of(record_id, value, tokens), payload
+        return self._parsed_from(record_id, value, tokens)[2], payload
 
-    def _record_of(self, record_id: str, value: bytes, tokens: bytes | None) -> Record:
+    def _parsed_from(self, record_id: str, value: bytes, tokens: bytes | None) -> Parsed:
         """The record these stored bytes and token count give: the one parsed from them
         before, where they are the same bytes (compared whole), else parsed now."""
-        known = self._parsed.get(record_id)
-        if known is not None and known[0] == value and known[1] == tokens:
-            return known[2]
-        return self._parse(record_id, value, tokens)
-
-    def _parse(self, record_id: str, value: bytes, tokens: bytes | None) -> Record:
-        """`load_record`, remembered for `_record_of`."""
-        record = load_record(record_id, value, tokens)
-        self._remember(record_id, value, tokens, record)
-        return record
-
-    def _written(self, record: Record, value: bytes, tokens: bytes | None) -> None:
-        """Remember a record just stored as `value` (and its token count as `tokens`),
-        as if read back: its fields, with those the stored JSON holds (the ones not
-        None) as the fields set, so that a replay of it, the usual case, parses
-        nothing. A copy, not the writer's own record, whose fields set differs."""
-        fields = record.__dict__
-        given = {name for name, field in fields.items() if field is not None}
-        self._remember(record.id, value, tokens, assembled(Record, dict(fields), given))
-
-    def _remember(self, record_id: str, value: bytes, tokens: bytes | None, record: Record) -> None:
-        """Keep the record `value` and `tokens` give, where the backend joins reads (the
-        others read apart, and are not looked up here), the oldest going first."""
-        if self._joined is None or len(value) > _PARSED_BYTES:
-            return
-        parsed = self._parsed
-        parsed.pop(record_id, None)
-        try:
-            while len(parsed) >= _PARSED:
-                del parsed[next(iter(parsed))]
-        except (KeyError, RuntimeError, StopIteration):  # another thread took it first
-            pass
-        parsed[record_id] = (value, tokens, record)
+        known = self._parsed.get(record_id, value, tokens)
+        if known is not None:
+            return known
+        return self._parsed.keep(record_id, value, tokens, load_record(record_id, value, tokens))
 
     def _get_apart(self, record_id: str) -> Record:
         """`get` by key (a backend may keep some records apart from the joined read)."""

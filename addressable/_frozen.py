@@ -10,7 +10,7 @@ changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any, NoReturn, SupportsIndex
 
 from ._errors import ReadOnly
@@ -18,8 +18,8 @@ from ._errors import ReadOnly
 
 def _refused(*_: object, **__: object) -> NoReturn:
     raise ReadOnly(
-        "a record's args and meta do not change once it is written; copy them "
-        "(dict(...), list(...)) to change the copy"
+        "a record's args and meta do not change once it is written: change a copy "
+        "(dict(...) and list(...) copy one level, json.loads(json.dumps(...)) all of them)"
     )
 
 
@@ -27,15 +27,23 @@ class FrozenDict(dict[str, Any]):
     """A `dict` that refuses changes (see the module)."""
 
     __slots__ = ()
-    __init__ = __setitem__ = __delitem__ = _refused  # made by `_dict`, filled there
+    __setitem__ = __delitem__ = _refused
     clear = pop = popitem = setdefault = update = _refused
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> FrozenDict:
+        made = dict.__new__(cls)
+        dict.__init__(made, *args, **kwargs)  # filled once, here
+        return made
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Filled by `__new__`; called again, it changes nothing (as a tuple's)."""
 
     def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
         _refused()
 
-    def __reduce__(self) -> tuple[Callable[[dict[str, Any]], FrozenDict], tuple[dict[str, Any]]]:
-        # Copied and pickled through `_dict`, not item by item.
-        return _dict, (dict(self),)
+    def __reduce__(self) -> tuple[type[FrozenDict], tuple[dict[str, Any]]]:
+        # Copied and pickled through the constructor, not item by item.
+        return FrozenDict, (dict(self),)
 
     def __repr__(self) -> str:
         return dict.__repr__(self)
@@ -45,8 +53,16 @@ class FrozenList(list[Any]):
     """A `list` that refuses changes (see the module)."""
 
     __slots__ = ()
-    __init__ = __setitem__ = __delitem__ = _refused  # made by `_list`, filled there
+    __setitem__ = __delitem__ = _refused
     append = extend = insert = pop = remove = clear = sort = reverse = _refused
+
+    def __new__(cls, *args: Any) -> FrozenList:
+        made = list.__new__(cls)
+        list.__init__(made, *args)
+        return made
+
+    def __init__(self, *args: Any) -> None:
+        """Filled by `__new__`; called again, it changes nothing."""
 
     def __iadd__(self, other: Any) -> NoReturn:  # type: ignore[misc]
         _refused()
@@ -54,26 +70,28 @@ class FrozenList(list[Any]):
     def __imul__(self, other: SupportsIndex) -> NoReturn:
         _refused()
 
-    def __reduce__(self) -> tuple[Callable[[list[Any]], FrozenList], tuple[list[Any]]]:
-        return _list, (list(self),)
+    def __reduce__(self) -> tuple[type[FrozenList], tuple[list[Any]]]:
+        return FrozenList, (list(self),)
 
     def __repr__(self) -> str:
         return list.__repr__(self)
 
 
-def _dict(items: dict[str, Any]) -> FrozenDict:
+def frozen_dict(items: Mapping[str, Any]) -> FrozenDict:
+    """A `FrozenDict` of `items` as they are (their values frozen already, or scalars),
+    made without the Python of its constructor."""
     made: FrozenDict = dict.__new__(FrozenDict)
-    dict.__init__(made, items)  # the one fill: FrozenDict's own __init__ refuses
+    dict.__init__(made, items)
     return made
 
 
-def _list(items: list[Any]) -> FrozenList:
+def _list(items: list[Any]) -> FrozenList:  # as `frozen_dict`
     made: FrozenList = list.__new__(FrozenList)
     list.__init__(made, items)
     return made
 
 
-EMPTY = _dict({})
+EMPTY = frozen_dict({})
 
 
 def frozen(value: Any) -> Any:
@@ -83,12 +101,12 @@ def frozen(value: Any) -> Any:
     if kind is dict:  # the usual case: a record's args and meta, often flat
         for item in value.values():
             if isinstance(item, (dict, list)):
-                return _dict({k: frozen(v) for k, v in value.items()})
-        return _dict(value)
+                return frozen_dict({k: frozen(v) for k, v in value.items()})
+        return frozen_dict(value)
     if kind is FrozenDict or kind is FrozenList:
         return value
     if isinstance(value, dict):
-        return _dict({k: frozen(v) for k, v in value.items()})
+        return frozen_dict({k: frozen(v) for k, v in value.items()})
     if isinstance(value, list):
         return _list([frozen(v) for v in value])
     return value

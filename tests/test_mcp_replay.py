@@ -11,6 +11,8 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
+import addressable as ad
+
 from .test_mcp import UPSTREAM, link_of, run, session, texts
 
 ROWS = "\n".join(f"row {k}: alpha beta gamma {k * 7}" for k in range(200))
@@ -116,3 +118,32 @@ def test_a_prefix_through_the_proxy_names_only_its_own_session_s_records(tmp_pat
 
     run(first)
     run(second)
+
+
+def test_resources_keep_to_the_servers_session_as_replay_result_does(tmp_path: Path) -> None:
+    # Another session's record in the same store: listed nowhere, not found by a prefix
+    # (a prefix is guessed), read by its whole id only (an id is not).
+    with ad.DiskStore(tmp_path / "store") as store:
+        theirs = ad.Toolkit(store, session="someone-else").record(
+            "t", {}, b"not yours", determinism="deterministic"
+        )
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n")
+
+    async def scenario() -> None:
+        async with session(tmp_path / "store", "serve", "files", "--root", str(work)) as client:
+            mine = await client.call_tool("files", {"command": "read", "path": "notes.txt"})
+            mine_uri = link_of(mine).uri
+            listed = {r.uri for r in (await client.list_resources()).resources}
+            assert mine_uri in listed and f"addressable://result/{theirs.id}" not in listed
+            own_prefix = mine_uri.rsplit("/", 1)[1][:8]
+            read = await client.read_resource(f"addressable://result/{own_prefix}")
+            assert read.contents[0].text == "hello\n"  # type: ignore[union-attr]
+            with pytest.raises(MCPError) as raised:
+                await client.read_resource(f"addressable://result/{theirs.id[:8]}")
+            assert raised.value.message == f"no result id starts with '{theirs.id[:8]}'"
+            whole = await client.read_resource(f"addressable://result/{theirs.id}")
+            assert whole.contents[0].text == "not yours"  # type: ignore[union-attr]
+
+    run(scenario)

@@ -10,6 +10,7 @@ store kept is exactly what parsing the stored bytes gives.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import pickle
 from collections.abc import Callable
@@ -245,17 +246,42 @@ def test_a_rerun_gives_the_users_function_arguments_it_may_change(tmp_path: Path
     assert kit.replay(res.id).record.args == {"names": ["b", "a"], "opts": {"paths": ["p"]}}
 
 
-def test_a_frozen_container_cannot_be_filled_again() -> None:
+def test_a_frozen_container_is_not_filled_again_and_rebuilds_through_its_type() -> None:
     record = ad.Record.model_validate_json(
         ad.Toolkit(ad.MemoryStore())
         .record("t", {"a": [1]}, b"x", determinism="deterministic", meta={"m": 1})
         .record.model_dump_json()
     )
-    with pytest.raises(ad.ReadOnly):
-        record.meta.__init__(m=2)  # type: ignore[misc]
-    with pytest.raises(ad.ReadOnly):
-        record.args["a"].__init__([9])
+    record.meta.__init__(m=2)  # type: ignore[misc]  # as a tuple's: changes nothing
+    record.args["a"].__init__([9])
     assert record.meta == {"m": 1} and record.args == {"a": [1]}
+
+    @dataclasses.dataclass
+    class Holder:
+        args: dict[str, Any]
+
+    # Generic code rebuilds a container through its type: it can.
+    assert dataclasses.asdict(Holder(record.args)) == {"args": {"a": [1]}}
+    rebuilt = type(record.args)({"b": 2})
+    assert rebuilt == {"b": 2}
+    with pytest.raises(ad.ReadOnly):
+        rebuilt["c"] = 3
+
+
+def test_a_content_hash_not_written_as_hashes_are_is_refused_on_every_read(
+    tmp_path: Path,
+) -> None:
+    kit = _kit(tmp_path)
+    res = kit.record("t", {}, b"x", determinism="deterministic")
+    shouting = res.record.model_copy(
+        update={"id": "1" * 16, "content_hash": res.record.content_hash.upper()}
+    )
+    kit.store.put(shouting, b"x")
+    for _ in range(2):  # parsed, then kept parsed
+        with pytest.raises(ad.IntegrityError):
+            kit.replay(shouting.id)
+    with ad.DiskStore(tmp_path / "store") as other, pytest.raises(ad.IntegrityError):
+        ad.Toolkit(other).replay(shouting.id)
 
 
 def test_what_a_store_keeps_parsed_is_bounded_by_its_bytes(tmp_path: Path) -> None:

@@ -10,13 +10,14 @@ from typing import Any
 from .._errors import AddressableError, AmbiguousId, BadId, Expired, IntegrityError, NotFound
 from .._models import Record
 from .._payload import payload_text
+from .._replaytool import model_resolve
 from .._toolkit import Toolkit
 from ..ids import quoted
 from ._sdk import MCPError, Server, ServerRequestContext, types
 
 SCHEME = "addressable://result/"
 TEMPLATE = SCHEME + "{id}"
-LISTED = 200  # resources/list gives the newest this many records
+LISTED = 200  # resources/list gives the newest this many records of the session
 
 
 def uri_of(record_id: str) -> str:
@@ -47,15 +48,17 @@ def mcp_error(exc: AddressableError) -> MCPError:
 
 
 def read(kit: Toolkit, uri: str) -> types.ReadResourceResult:
-    """The exact stored content an `addressable://result/ID` URI names (an id or unique
-    prefix): text when the payload is UTF-8 text, else base64, with its media type."""
+    """The exact stored content an `addressable://result/ID` URI names (an id, or a
+    prefix by `replay_result`'s rule: of a record the kit's session has seen, or one a
+    stub showed): text when the payload is UTF-8 text, else base64, with its media
+    type."""
     if not uri.startswith(SCHEME) or uri == SCHEME:
         raise MCPError(
             code=types.INVALID_PARAMS,
             message=f"unknown resource {quoted(uri)}: stored results are {TEMPLATE}",
         )
     try:
-        result = kit.replay(uri.removeprefix(SCHEME))
+        result = kit.replay(model_resolve(kit.store, kit.session, uri.removeprefix(SCHEME)))
     except AddressableError as exc:
         raise mcp_error(exc) from exc
     record, payload = result.record, result.payload
@@ -82,12 +85,14 @@ def resource(record: Record) -> types.Resource:
 
 
 def install(server: Server[Any], kit: Toolkit) -> None:
-    """Serve the kit's store as resources: a template, a listing, and reads."""
+    """Serve the kit's store as resources: a template, a listing of the newest records
+    of the kit's session, and reads."""
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        records = kit.store.records(newest_first=True, limit=LISTED)
+        # The session's own: a listing hands out whole ids, which reach any record.
+        records = kit.store.records(session=kit.session, newest_first=True, limit=LISTED)
         return types.ListResourcesResult(resources=[resource(r) for r in records])
 
     async def list_templates(

@@ -21,7 +21,7 @@ import blake3
 from pydantic import TypeAdapter, ValidationError
 
 from .._errors import ArgumentError, IntegrityError
-from .._frozen import EMPTY, frozen
+from .._frozen import EMPTY, frozen, frozen_dict
 from .._models import (
     Determinism,
     Observation,
@@ -144,7 +144,7 @@ def new_record(
                 return None
         else:  # scalars, as given: in their order
             text = args_json.decode() if len(args) < 2 else _JSON(args)
-            values["args"] = frozen(dict(args))
+            values["args"] = frozen_dict(args)  # scalars: nothing nested to freeze
         tail: str | None = ',"meta":{}}'
         if (
             nonce is not None

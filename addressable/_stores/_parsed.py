@@ -6,8 +6,8 @@ takes that record rather than checking a checksum and parsing again. Readers the
 one record, which is why a record's args and meta refuse changes (`_frozen`).
 
 What is kept is bounded: at most `COUNT` records, none stored in more than `LARGEST`
-bytes and `TOTAL` bytes in all (a parsed record takes several times its bytes), the
-oldest going first.
+bytes and `TOTAL` bytes in all (a parsed record takes from two to about 25 times its
+stored bytes, the most for args of many empty lists), the oldest going first.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .._models import Record, assembled
 
 COUNT = 1024
 LARGEST = 16 << 10
-TOTAL = 1 << 20
+TOTAL = 512 << 10
 
 # A kept record: the stored bytes and token count it was parsed from, the record, and
 # its content hash as bytes (None if that is not a hash: the payload check then fails).
@@ -51,6 +51,8 @@ class ParsedRecords:
             digest: bytes | None = bytes.fromhex(record.content_hash)
         except ValueError:
             digest = None
+        if digest is not None and digest.hex() != record.content_hash:
+            digest = None  # upper case or spaced: not a hash as written, and refused so
         made = (value, tokens, record, digest)
         if len(value) > LARGEST:
             return made

@@ -20,7 +20,7 @@ def filled_store(path: Path) -> list[ad.Result]:
         kit = ad.Toolkit(store)
         # Payloads large enough to be files of their own beside the database.
         return [
-            kit.record("t", {"i": i}, b"%d" % i * 50_000, determinism="deterministic")
+            kit.record("t", {"i": i}, b"%d" % i * 150_000, determinism="deterministic")
             for i in range(5)
         ]
 

@@ -413,3 +413,17 @@ def test_a_row_an_earlier_version_inserts_is_read_with_its_payloads_count(
     )
     assert _replayed_tokens(kit, later) == [counted]
     assert store.verify().ok
+
+
+@pytest.mark.parametrize(("size", "in_a_file"), [(100_000, False), (200_000, True)])
+def test_a_payload_under_128_kb_is_kept_in_its_row(
+    tmp_path: Path, size: int, in_a_file: bool
+) -> None:
+    # Rows write and read pages of this size faster than files do (see _disk).
+    kit = _kit(tmp_path)
+    res = kit.record("fetch", {"url": "https://x/p"}, b"p" * size, determinism="deterministic")
+    files = sorted((tmp_path / "store").glob("*/*/*.val"))
+    assert bool(files) is in_a_file
+    assert kit.replay(res.id).payload == b"p" * size
+    with ad.DiskStore(tmp_path / "store") as other:
+        assert ad.Toolkit(other).replay(res.id).payload == b"p" * size

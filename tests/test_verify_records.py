@@ -221,7 +221,7 @@ def test_a_payload_file_left_by_a_killed_writer_is_reclaimable(
     directory = tmp_path / "s"
     with ad.DiskStore(directory) as store:
         _, kept = fill(store, clock)
-        big = ad.Toolkit(store).record("t", {}, b"y" * 100_000, determinism="deterministic")
+        big = ad.Toolkit(store).record("t", {}, b"y" * 150_000, determinism="deterministic")
     (directory / "notes.txt").write_text("mine")  # not the store's: never touched
     with subprocess.Popen(
         [sys.executable, "-c", STOPPED_WRITER, str(directory)], stdout=subprocess.PIPE, text=True
@@ -243,7 +243,7 @@ def test_a_payload_file_left_by_a_killed_writer_is_reclaimable(
         assert payload_files(directory) != [] and len(payload_files(directory)) == 1
         after = store.verify()
         assert after.ok and (after.orphan_blobs, after.orphan_bytes) == (0, 0)
-        assert ad.Toolkit(store).replay(big.id).payload == b"y" * 100_000
+        assert ad.Toolkit(store).replay(big.id).payload == b"y" * 150_000
         assert ad.Toolkit(store).replay(kept.id).payload == b"hits"
     assert (directory / "notes.txt").read_text() == "mine"
 

@@ -51,11 +51,13 @@ class Spec:
     clusters: bool = False  # short options bundle (`-xzf`); else whole words only
     dash_values: bool = False  # a value in the next word may start with "-" (getopt)
     whole: bool = False  # find: options are whole words, values skipped, no "--"
+    paired: frozenset[str] = frozenset()  # of `valued`, those that take two words
+    valued_like: re.Pattern[str] | None = None  # more options that take a value
 
 
 Check = Callable[[Sequence[str]], None]
 
-# find's tests and actions that take the next word as their value (-fprintf takes two).
+# find's tests and actions that take the next word as their value (-fprintf two).
 _FIND_VALUED = frozenset(
     {
         "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex",
@@ -66,12 +68,13 @@ _FIND_VALUED = frozenset(
         "-fprint0", "-fls", "-files0-from", "-regextype",
     }
 )  # fmt: skip
-_FIND_NEWER = re.compile(r"-newer[aBcmt][aBcmt]")
 _FIND = Spec(
     {"-exec": "command+", "-execdir": "command+", "-ok": "command", "-okdir": "command"},
     _FIND_VALUED,
     dash_values=True,
     whole=True,
+    paired=frozenset({"-fprintf"}),  # -fprintf FILE FORMAT
+    valued_like=re.compile(r"-newer[aBcmt][aBcmt]"),
 )
 _FD = Spec(
     {"-x": "command", "--exec": "command", "-X": "command", "--exec-batch": "command"},
@@ -167,7 +170,7 @@ def scan(tool: str, program: str, args: Sequence[str], spec: Spec, check: Check)
             continue
         option, how, value = found
         if how is None:  # an option that takes a value: skip it
-            if word == "-fprintf":  # find -fprintf FILE FORMAT
+            if option in spec.paired:
                 i += 1
             if value is None and i < len(args):
                 i += 1 if spec.dash_values or not args[i].startswith("-") else 0
@@ -192,7 +195,7 @@ def _option(word: str, spec: Spec) -> tuple[str, How | None, str | None] | None:
     if not word.startswith("-") or word == "-":
         return None
     if spec.whole:
-        if word in spec.valued or _FIND_NEWER.fullmatch(word):
+        if word in spec.valued or (spec.valued_like and spec.valued_like.fullmatch(word)):
             return word, None, None
         how = spec.options.get(word)
         return None if how is None else (word, how, None)

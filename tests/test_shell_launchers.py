@@ -84,6 +84,9 @@ ESCAPES = [
     # Global options: one git takes with a value, and one the adapter does not know.
     pytest.param("git --attr-source HEAD config alias.x '!touch pwned'", id="git --attr-source"),
     pytest.param("git --shallow-file x rebase -x 'touch pwned' HEAD", id="git --shallow-file"),
+    # `-fprintf` takes two values for find alone: to tar and git it is -f with "printf".
+    pytest.param("tar -fprintf -I 'touch pwned' notes.txt", id="tar -fprintf -I"),
+    pytest.param("git grep -fprintf -O'touch pwned' one", id="git grep -fprintf -O"),
 ]
 
 
@@ -126,6 +129,7 @@ def test_without_allow_an_option_cannot_start_a_shell_either(
         pytest.param("fd . --exec-batch touch pwned", ("fd",), id="fd --exec-batch"),
         pytest.param("sort --compress-program=./zip big.txt", ("sort",), id="sort"),
         pytest.param("rsync -avze ./relay src/ host:dest/", ("rsync",), id="rsync -e"),
+        pytest.param("rsync -fprintf -e ./relay src/ host:dest/", ("rsync",), id="rsync -f -e"),
         pytest.param("zip -T -TT ./check a.zip notes.txt", ("zip",), id="zip -TT"),
         pytest.param("go test -exec=./runner ./...", ("go",), id="go test -exec"),
         pytest.param("go vet --vettool ./tool ./...", ("go",), id="go vet -vettool"),

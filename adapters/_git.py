@@ -1,8 +1,8 @@
 """Just enough git to key a file by the commit it is clean at: `path@rev`.
 
-Every git the project starts in a repository goes through `_run` (the one other,
-`_gitlaunch`'s list of git's own commands, runs in `/` with `environment()`, reading no
-repository). The repository it reads may have been
+Every git the project starts runs through `git_lines`, and in a repository through
+`_run` (the one other, `_gitlaunch`'s list of git's own commands, runs in `/`, reading
+no repository). The repository it reads may have been
 written by the model (a `.git/config`, a hook, a `.gitattributes`, a branch file), so
 git runs so that nothing there can start a program, and without the parent's secrets:
 
@@ -29,6 +29,7 @@ import hashlib
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -76,12 +77,12 @@ def environment() -> dict[str, str]:
     return env
 
 
-def _run(cwd: Path, command: Literal["rev-parse"], *args: str) -> list[str] | None:
-    """The lines git prints, or None when it fails or cannot be run."""
-    config = [part for setting in _CONFIG for part in ("-c", setting)]
+def git_lines(argv: Sequence[str], cwd: Path | str) -> list[str] | None:
+    """The lines the git command `argv` prints, run in `cwd` with `environment()` and
+    nothing on its input; None when it fails or cannot be run."""
     try:
         proc = subprocess.run(
-            ["git", "--no-pager", "--no-replace-objects", *config, command, *args],
+            list(argv),
             cwd=cwd,
             env=environment(),
             stdin=subprocess.DEVNULL,
@@ -94,6 +95,12 @@ def _run(cwd: Path, command: Literal["rev-parse"], *args: str) -> list[str] | No
     if proc.returncode != 0:
         return None
     return [os.fsdecode(line) for line in proc.stdout.splitlines()]
+
+
+def _run(cwd: Path, command: Literal["rev-parse"], *args: str) -> list[str] | None:
+    """The lines git prints, or None when it fails or cannot be run."""
+    config = [part for setting in _CONFIG for part in ("-c", setting)]
+    return git_lines(["git", "--no-pager", "--no-replace-objects", *config, command, *args], cwd)
 
 
 def commit_of(cwd: Path, rev: str = "HEAD") -> str | None:

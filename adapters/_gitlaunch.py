@@ -18,15 +18,13 @@ these checks stop only the direct routes.
 from __future__ import annotations
 
 import functools
-import os
 import shutil
-import subprocess
 from collections.abc import Sequence
 from typing import NoReturn
 
 import addressable as ad
 
-from ._git import environment
+from ._git import git_lines
 from ._launchers import Check, How, Spec, refuse, scan
 
 # Global options, before the command: flags, options that take a value (the next
@@ -138,21 +136,8 @@ def _command_at(tool: str, args: Sequence[str]) -> int:
 @functools.cache
 def _listed(git: str) -> frozenset[str] | None:
     """The commands the git at `git` has (builtins, and programs in its exec-path)."""
-    try:
-        proc = subprocess.run(
-            [git, "--list-cmds=builtins,main"],
-            cwd="/",
-            env=environment(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=10.0,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode != 0:
-        return None
-    return frozenset(os.fsdecode(line).strip() for line in proc.stdout.splitlines())
+    lines = git_lines([git, "--list-cmds=builtins,main"], "/")
+    return None if lines is None else frozenset(line.strip() for line in lines)
 
 
 def _own_commands() -> frozenset[str] | None:

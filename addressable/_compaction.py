@@ -207,7 +207,7 @@ def _compact(
     evicted.sort(key=lambda e: (e.index, e.call_id))
     cut: list[int] = []
     if trim_to is not None and tokens > trim_to:
-        broken = min((e.index for e in evicted), default=len(out))
+        broken = evicted[0].index if evicted else len(out)  # the first message changed
         tokens, cut = cut_dialogue(out, conversation, keep_last, tokens, trim_to, broken)
     return Compaction(
         messages=restore(originals, out, {e.index for e in evicted} | set(cut), source),

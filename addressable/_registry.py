@@ -111,7 +111,7 @@ class ToolRegistry:
         made: list[Record] = []
         token = RECORDED.set(made)
         try:
-            text = self._text(name, lambda: tool.handle(parsed))
+            text = self._text(lambda: tool.handle(parsed))
         finally:
             RECORDED.reset(token)
         return self._remember(name, text, made)
@@ -134,7 +134,7 @@ class ToolRegistry:
                 except Exception as exc:
                     text = failure_text(self._rec.secrets, exc)
             else:
-                text = await asyncio.to_thread(self._text, name, lambda: tool.handle(parsed))
+                text = await asyncio.to_thread(self._text, lambda: tool.handle(parsed))
         finally:
             RECORDED.reset(token)
         return self._remember(name, text, made)
@@ -185,7 +185,7 @@ class ToolRegistry:
                 return refused_text(self._rec.secrets, exc)
         return tool, parsed
 
-    def _text(self, name: str, run: Callable[[], str]) -> str:
+    def _text(self, run: Callable[[], str]) -> str:
         try:
             return self._rec.secrets.mask(run())
         except Exception as exc:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ._blocks import TEXT_TYPES
 from ._conversation import Conversation
 from ._messages import message_tokens
 
@@ -30,7 +31,6 @@ MIN_QUOTED = 8  # characters: a plain word this long may be a value a call passe
 # out because the message showed it): a digit, `_./:@#`, or a capital after a small.
 _WORD = re.compile(r"[\w./:@#?=&%+~-]{3,}")
 _MARKED = re.compile(r"[\d_./:@#]|[a-z][A-Z]")
-_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 
 
 def cut_dialogue(
@@ -77,8 +77,6 @@ def _cut(
             break
         before = out[i]
         after = _shortened(before, seen)
-        if after is None:
-            continue
         saved = message_tokens([before]) - message_tokens([after])
         if saved > 0:
             out[i] = after
@@ -88,9 +86,7 @@ def _cut(
 
 
 def _speaks(message: Mapping[str, Any], shape: str) -> bool:
-    """Whether `message` is one of the agent's own, with text of its own."""
-    if message.get("role") != "assistant":
-        return False
+    """Whether `message`, one of the agent's, is a message with text of its own."""
     if shape == "openai-responses" and message.get("type", "message") != "message":
         return False
     return any(True for _ in _texts(message))
@@ -106,7 +102,7 @@ def _texts(message: Mapping[str, Any]) -> Iterator[tuple[int | None, str]]:
         return
     if isinstance(content, list):
         for n, part in enumerate(content):
-            if isinstance(part, Mapping) and part.get("type") in _TEXT_PARTS:
+            if isinstance(part, Mapping) and part.get("type") in TEXT_TYPES:
                 text = part.get("text")
                 if isinstance(text, str) and text and not text.startswith(CUT):
                     yield n, text
@@ -116,12 +112,10 @@ def _value(word: str) -> bool:
     return len(word) >= MIN_QUOTED or _MARKED.search(word) is not None
 
 
-def _shortened(message: dict[str, Any], seen: str) -> dict[str, Any] | None:
-    """`message` with each of its texts cut to `[…]` and the values it quotes from
-    `seen` (the results' text); None when it has no text to cut."""
+def _shortened(message: dict[str, Any], seen: str) -> dict[str, Any]:
+    """`message` (one that `_speaks`) with each of its texts cut to `[…]` and the values
+    it quotes from `seen` (the results' text)."""
     texts = list(_texts(message))
-    if not texts:
-        return None
     new = dict(message)
     content = message.get("content")
     parts = list(content) if isinstance(content, list) else None

@@ -139,6 +139,20 @@ def test_they_still_read_copy_and_pickle_as_plain_json(tmp_path: Path) -> None:
     )
 
 
+def _warm_and_cold(tmp_path: Path, kit: ad.Toolkit, rid: str) -> tuple[ad.Record, ad.Record]:
+    warm = kit.replay(rid).record
+    with ad.DiskStore(tmp_path / "store") as other:
+        return warm, ad.Toolkit(other).replay(rid).record
+
+
+def _same(warm: ad.Record, cold: ad.Record) -> None:
+    """A record a store kept parsed is the one parsing its stored bytes gives."""
+    assert warm == cold and warm.model_fields_set == cold.model_fields_set
+    assert warm.model_dump_json() == cold.model_dump_json()
+    assert warm.model_dump(exclude_unset=True) == cold.model_dump(exclude_unset=True)
+    assert repr(warm) == repr(cold)  # the time zone object included
+
+
 def test_a_replay_from_what_the_store_kept_is_what_parsing_gives(tmp_path: Path) -> None:
     kit = _kit(tmp_path)
     made = [
@@ -158,13 +172,7 @@ def test_a_replay_from_what_the_store_kept_is_what_parsing_gives(tmp_path: Path)
     ]
     kit.tokens(made[0].id)  # a count stored after the write
     for res in made:
-        kept = kit.replay(res.id).record
-        with ad.DiskStore(tmp_path / "store") as other:
-            parsed = ad.Toolkit(other).replay(res.id).record
-        assert kept == parsed
-        assert kept.model_fields_set == parsed.model_fields_set
-        assert kept.model_dump_json() == parsed.model_dump_json()
-        assert kept.model_dump(exclude_unset=True) == parsed.model_dump(exclude_unset=True)
+        _same(*_warm_and_cold(tmp_path, kit, res.id))
     assert kit.replay(made[0].id).record.tokens == kit.tokens(made[0].id)
 
 
@@ -177,18 +185,6 @@ def test_a_token_count_stored_by_another_process_shows_on_the_next_replay(
     with ad.DiskStore(tmp_path / "store") as other:
         counted = ad.Toolkit(other).tokens(res.id)
     assert kit.replay(res.id).record.tokens == counted > 0
-
-
-def _warm_and_cold(tmp_path: Path, kit: ad.Toolkit, rid: str) -> tuple[ad.Record, ad.Record]:
-    warm = kit.replay(rid).record
-    with ad.DiskStore(tmp_path / "store") as other:
-        return warm, ad.Toolkit(other).replay(rid).record
-
-
-def _same(warm: ad.Record, cold: ad.Record) -> None:
-    assert warm == cold and warm.model_fields_set == cold.model_fields_set
-    assert warm.model_dump_json() == cold.model_dump_json()
-    assert repr(warm) == repr(cold)  # the time zone object included
 
 
 def test_a_record_written_in_a_zone_with_a_clock_change_replays_as_parsed(

@@ -8,6 +8,7 @@ model can replay it by id.
 
 from ._bundle import BundleSummary, export_bundle, import_bundle
 from ._compaction import MIN_BUDGET, Compaction, Evicted, compact
+from ._compactwhen import PAYBACK, CachePrices, compaction_pays
 from ._continuity import Recovery, Revalidation, Stale, StaleWarning
 from ._errors import (
     AddressableError,
@@ -90,6 +91,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MIN_BUDGET",
+    "PAYBACK",
     "AddressableError",
     "AmbiguousId",
     "ArgumentError",
@@ -97,6 +99,7 @@ __all__ = [
     "BadId",
     "BundleError",
     "BundleSummary",
+    "CachePrices",
     "Checkpoint",
     "Claim",
     "Compaction",
@@ -160,6 +163,7 @@ __all__ = [
     "VerifyReport",
     "compact",
     "compact_state",
+    "compaction_pays",
     "count_tokens",
     "definition",
     "encoding_for_model",

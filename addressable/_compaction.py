@@ -39,6 +39,7 @@ from pydantic import BaseModel
 
 from ._compactkit import Toolkit
 from ._compactstubs import Stub, make_stubs
+from ._compactwhen import CachePrices, compaction_pays
 from ._conversation import nested_too_deep
 from ._errors import ArgumentError
 from ._evictplan import Candidate, evictable, least_needed_first
@@ -48,7 +49,7 @@ from ._sdkviews import Source, restore, views
 from ._summarize import DEFAULT_BUDGET, Summarizer
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from ._trim import cut_dialogue
-from .ids import listed, quoted
+from .ids import listed, quoted, whole_number
 
 MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
 
@@ -106,11 +107,16 @@ def compact(
     system: str | None = None,
     determinism_of: Mapping[str, Determinism | str] | None = None,
     tokenizer: Tokenizer | None = None,
+    cache_prices: CachePrices | None = None,
 ) -> Compaction:
     """Replace tool results older than the newest `keep_last` with stubs (a Reference
     or a Claim, see `evict`) that name their id, so that `replay_result` gets them back.
 
     With `trigger_tokens`, nothing is evicted until the list is over that many tokens.
+    With `cache_prices` (what an input token costs read from a prompt cache and written
+    to it, see `CachePrices`), the list is also compacted before that, once it pays:
+    when the old results have cost in cache reads `PAYBACK` times what compacting
+    costs to write again (see `compaction_pays`); without `trigger_tokens`, only then.
     With `target_tokens`, results are evicted, least needed first, only until the list
     is at most that many tokens (or nothing is left to evict); without it, every result
     but the newest `keep_last` is. With `trim_to`, a list still over that many tokens
@@ -137,6 +143,10 @@ def compact(
     `count_tokens` (cl100k_base) counts.
     """
     _check(kit, keep_last, budget, trigger_tokens, target_tokens, trim_to)
+    if cache_prices is not None and not isinstance(cache_prices, CachePrices):
+        raise ArgumentError(
+            f"cache_prices must be ad.CachePrices(read=, write=), not {type(cache_prices).__name__}"
+        )
     determinisms = _determinisms(determinism_of)
     pins, pending_keys = listed(pins, "ids to pin"), listed(pending_keys, "keys")
     with using_tokenizer(tokenizer), _not_too_deep(messages):
@@ -154,6 +164,7 @@ def compact(
             pending_keys=pending_keys,
             system=system,
             determinism_of=determinisms,
+            cache_prices=cache_prices,
         )
 
 
@@ -172,6 +183,7 @@ def _compact(
     pending_keys: Iterable[str],
     system: str | None,
     determinism_of: Mapping[str, Determinism] | None,
+    cache_prices: CachePrices | None,
 ) -> Compaction:
     originals = messages
     messages, source = views(originals)
@@ -179,7 +191,11 @@ def _compact(
     before = message_tokens(messages, system)
     out = copy.deepcopy([dict(m) for m in messages])
     under = [t for t in (trigger_tokens, target_tokens) if t is not None]
-    if under and before <= max(under):
+    over = before > max(under) if under else cache_prices is None
+    if not over and not (
+        cache_prices is not None
+        and compaction_pays(messages, keep_last=keep_last, prices=cache_prices, format=format)
+    ):
         return Compaction(
             messages=restore(originals, out, set(), source),
             evicted=[],
@@ -283,12 +299,12 @@ def _check(
             f"compact needs kit=ad.Toolkit(store), got {type(kit).__name__}: "
             "the kit's store holds what the stubs point to"
         )
-    _count("keep_last", keep_last, 0)
-    _count("budget", budget, MIN_BUDGET)
+    whole_number("keep_last", keep_last, 0)
+    whole_number("budget", budget, MIN_BUDGET)
     limits = ("trigger_tokens", trigger_tokens), ("target_tokens", target_tokens)
     for name, value in (*limits, ("trim_to", trim_to)):
         if value is not None:
-            _count(name, value, 0)
+            whole_number(name, value, 0)
 
 
 def _determinisms(given: Any) -> dict[str, Determinism]:
@@ -304,10 +320,3 @@ def _determinisms(given: Any) -> dict[str, Determinism]:
         tool: member(Determinism, value, f"determinism_of[{quoted(str(tool))}]")
         for tool, value in given.items()
     }
-
-
-def _count(name: str, value: Any, least: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ArgumentError(f"{name} must be a whole number, got {value!r}")
-    if value < least:
-        raise ArgumentError(f"{name} must be at least {least}, got {value}")

@@ -74,7 +74,7 @@ def evictable(
             call.name == REPLAY_TOOL
             or parse_stub(result.text) is not None
             or result.call_id in pins
-            or _small(result) != (small_after is not None)
+            or small(result) != (small_after is not None)
             or (small_after is not None and result.index <= small_after)
         ):
             continue
@@ -109,7 +109,7 @@ def evictable(
     ]
 
 
-def _small(result: ToolResult) -> bool:
+def small(result: ToolResult) -> bool:
     """A result of text only, under `MIN_EVICT_TOKENS`: its stub would save little."""
     return result.content is None and count_tokens(result.text) < MIN_EVICT_TOKENS
 
@@ -123,7 +123,7 @@ def least_needed_first(
     values the agent's latest messages use (none first), oldest first."""
     recent = "\n".join(
         said(messages[i], conversation.shape)
-        for turn in _agent_turns(conversation, messages)[-RECENT:]
+        for turn in agent_turns(conversation, messages)[-RECENT:]
         for i in turn
     )
     task = next((said(m, conversation.shape) for m in messages if m.get("role") == "user"), "")
@@ -138,7 +138,7 @@ def least_needed_first(
     return sorted(candidates, key=rank)
 
 
-def _agent_turns(
+def agent_turns(
     conversation: Conversation, messages: Sequence[Mapping[str, Any]]
 ) -> list[list[int]]:
     """The indices of the agent's messages, one list a message: each assistant message,

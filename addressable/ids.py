@@ -37,6 +37,7 @@ __all__ = [
     "listed",
     "lone_surrogate",
     "result_id",
+    "whole_number",
 ]
 
 ID_LENGTH = 16  # hex characters: 64 bits
@@ -234,6 +235,14 @@ def listed(values: Iterable[str], what: str = "ids") -> list[str]:
             f"give a list of {what}, not one {type(values).__name__}: [{values!r:.40}]"
         )
     return list(values)
+
+
+def whole_number(name: str, value: object, least: int) -> None:
+    """`ArgumentError` unless `value` is an int (not a bool) of at least `least`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{name} must be a whole number, got {value!r}")
+    if value < least:
+        raise ArgumentError(f"{name} must be at least {least}, got {value}")
 
 
 def content_hash(data: bytes) -> str:

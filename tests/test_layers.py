@@ -77,6 +77,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._messages",
         "addressable._compactkit",
         "addressable._evictplan",
+        "addressable._compactwhen",
         "addressable._trim",
         "addressable._compactstubs",
         "addressable._compaction",

@@ -9,7 +9,10 @@ strategy acts first:
   becomes a fixed placeholder, if that frees at least `clear_at_least` tokens.
 - ``window``: the oldest turns (an assistant message and its results) are dropped, the
   task kept, until the request fits under the trigger.
-- ``addressable``: `ad.compact`: References and Claims with the default summariser.
+- ``addressable``: `ad.compact`: References and Claims with the default summariser, at
+  a request over the trigger, or before it once compacting pays at the cache prices
+  (`ad.compaction_pays`: the old results have cost in cache reads `PAYBACK` times what
+  compacting costs to write again).
 - ``addressable+state``: the same, plus the state document, placed after the task.
 - ``oracle``: knows the future. At the same points as ``clear`` (a request over the
   trigger, the newest `keep` results spared, `clear_at_least` alike), every result that
@@ -33,10 +36,12 @@ from typing import Any
 from .. import (
     MIN_BUDGET,
     ArgumentError,
+    CachePrices,
     StateDocument,
     Tokenizer,
     Toolkit,
     compact,
+    compaction_pays,
     count_tokens,
     message_text,
     message_tokens,
@@ -190,7 +195,7 @@ class _Replay:
         for turn, message in enumerate(self.session.messages):
             if message.get("role") == "assistant":
                 request = self._size()
-                if request > self.settings.trigger and self.strategy != "none":
+                if self._due(request):
                     self._act(turn)
                     request = self._size()
                 self._send(request)
@@ -220,6 +225,22 @@ class _Replay:
             + self.settings.cache_write * self.cache.written
         )
         return self.run
+
+    def _due(self, request: int) -> bool:
+        """Whether the strategy acts before this request."""
+        if self.strategy == "none":
+            return False
+        if request > self.settings.trigger:
+            return True
+        if self.kit is None:  # the addressable strategies alone compact when it pays
+            return False
+        settings = self.settings
+        return compaction_pays(
+            [m for m in self.context if m is not self.note],
+            keep_last=settings.keep,
+            prices=CachePrices(read=settings.cache_read, write=settings.cache_write),
+            format=self.session.shape,
+        )
 
     def _size(self) -> int:
         return self.system + sum(self.tokens.of(m) for m in self.context)

@@ -1,0 +1,143 @@
+"""Compacting before the trigger when prompt caching makes it pay: `compaction_pays`,
+`compact(cache_prices=)` and the benchmark's `addressable` strategy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import addressable as ad
+from addressable._bench._sessions import Session
+from addressable._bench._simulate import simulate
+
+PAGE = "\n".join(f"section {n}: the page says something about item {n}" for n in range(150))
+
+
+def turn(k: int, text: str) -> list[dict[str, Any]]:
+    """One agent message with a call, and its result (flattened shape)."""
+    return [
+        {
+            "role": "assistant",
+            "content": f"step {k}",
+            "tool_calls": [{"id": f"c{k}", "name": "fetch", "arguments": {"n": k}}],
+        },
+        {"role": "tool", "tool_call_id": f"c{k}", "name": "fetch", "content": text},
+    ]
+
+
+def history(pages: int, small: int) -> list[dict[str, Any]]:
+    """`pages` large results, then `small` results too small to evict."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "read the pages"}]
+    for k in range(pages):
+        messages += turn(k, f"page {k}\n{PAGE}")
+    for k in range(pages, pages + small):
+        messages += turn(k, "ok")
+    return messages
+
+
+def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.CachePrices) -> bool:
+    """The documented rule, worked out here from the list: each old page's tokens times
+    the requests that carried it since it left the newest `keep` (the next one too),
+    against what compacting writes again from the first page on."""
+    results = [n for n, m in enumerate(messages) if m["role"] == "tool"]
+    agents = [n for n, m in enumerate(messages) if m["role"] == "assistant"]
+    held = rewrite_from = old = 0
+    for k, index in enumerate(results[: len(results) - keep]):
+        text = messages[index]["content"]
+        if text == "ok":
+            continue
+        left = results[k + keep]
+        held += ad.count_tokens(text) * (1 + sum(1 for a in agents if a > left))
+        old += ad.count_tokens(text)
+        rewrite_from = rewrite_from or index
+    rewrite = ad.message_tokens(messages[rewrite_from:]) - old
+    return prices.read * held >= ad.PAYBACK * prices.write * rewrite
+
+
+def test_old_results_pay_for_a_compaction_once_carried_long_enough() -> None:
+    prices = ad.CachePrices()
+    answers = [ad.compaction_pays(history(2, n), keep_last=3) for n in range(1, 40)]
+    assert answers == [pays_by_the_rule(history(2, n), 3, prices) for n in range(1, 40)]
+    # young: not yet; carried for many requests: yes, and it stays so
+    assert answers[0] is False and answers[-1] is True
+    flip = answers.index(True)
+    assert all(answers[flip:])
+
+
+def test_nothing_old_or_only_stubs_never_pays() -> None:
+    assert not ad.compaction_pays(history(3, 0), keep_last=3)  # none is old yet
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    messages = history(2, 60)
+    assert ad.compaction_pays(messages, keep_last=3)
+    done = ad.compact(messages, kit=kit, keep_last=3)
+    assert len(done.evicted) == 2
+    assert not ad.compaction_pays(done.messages, keep_last=3)
+
+
+def test_a_dear_cache_write_puts_it_off() -> None:
+    messages = history(2, 30)
+    assert ad.compaction_pays(messages, keep_last=3)
+    assert not ad.compaction_pays(messages, keep_last=3, prices=ad.CachePrices(write=40.0))
+    assert not ad.compaction_pays(messages, keep_last=3, prices=ad.CachePrices(read=0.0))
+
+
+def test_compact_with_cache_prices_acts_under_the_trigger_only_when_it_pays() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    prices = ad.CachePrices()
+    young, old = history(2, 2), history(2, 60)
+    for messages in (young, old):
+        assert ad.message_tokens(messages) < 100_000
+        plain = ad.compact(messages, kit=kit, trigger_tokens=100_000)
+        assert plain.evicted == []  # under the trigger: nothing, as before
+    assert ad.compact(young, kit=kit, trigger_tokens=100_000, cache_prices=prices).evicted == []
+    done = ad.compact(old, kit=kit, trigger_tokens=100_000, cache_prices=prices)
+    assert [e.call_id for e in done.evicted] == ["c0", "c1"]
+    assert done.tokens_after < done.tokens_before // 2
+    # without a trigger, prices alone decide
+    assert ad.compact(young, kit=kit, cache_prices=prices).evicted == []
+    assert len(ad.compact(old, kit=kit, cache_prices=prices).evicted) == 2
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"read": -1}, "CachePrices.read must be finite and 0 or more, not -1"),
+        ({"write": "1.25"}, "CachePrices.write must be a number, not '1.25'"),
+        ({"write": float("inf")}, "CachePrices.write must be finite and 0 or more, not inf"),
+        ({"read": True}, "CachePrices.read must be a number, not True"),
+    ],
+)
+def test_prices_that_make_no_sense_are_refused(given: dict[str, Any], said: str) -> None:
+    with pytest.raises(ad.ArgumentError) as caught:
+        ad.CachePrices(**given)
+    assert str(caught.value) == said
+
+
+def test_compact_refuses_prices_of_another_kind() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    with pytest.raises(ad.ArgumentError, match=r"cache_prices must be ad\.CachePrices"):
+        ad.compact(history(2, 60), kit=kit, cache_prices={"read": 0.1})  # type: ignore[arg-type]
+    with pytest.raises(ad.ArgumentError, match="keep_last must be at least 0"):
+        ad.compaction_pays(history(2, 60), keep_last=-1)
+
+
+def test_the_benchmark_compacts_early_when_it_pays_and_that_costs_less() -> None:
+    messages = [*history(6, 60), {"role": "assistant", "content": "done"}]
+    s = Session(session_id="s", messages=messages, shape="flat")
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    trigger = ad.message_tokens(messages) + 1000  # never reached
+
+    def run(strategy: str, write: float) -> Any:
+        return simulate(
+            s, strategy, trigger=trigger, keep=3, kit_for=lambda _: kit, cache_write=write
+        )
+
+    early, clear = run("addressable", 1.25), run("clear", 1.25)
+    assert clear.per_turn == run("none", 1.25).per_turn  # under the trigger: clear waits
+    assert any(b < a for a, b in zip(early.per_turn, early.per_turn[1:], strict=False))
+    assert early.figures.net < clear.figures.net
+    assert early.figures.cached < clear.figures.cached
+    assert early.figures.lost == 0
+    # a cache write so dear that compacting never pays: addressable waits too
+    assert run("addressable", 1000.0).per_turn == clear.per_turn

@@ -111,18 +111,17 @@ class _Remote:
         except (ValueError, TypeError, AttributeError, KeyError, BadAnswer) as exc:
             # ValidationError is a ValueError: a field of the wrong type.
             detail = str(exc) if isinstance(exc, BadAnswer) else type(exc).__name__
-            raise BadAnswer(
-                f"{self.name}: the answer is not as its API gives it ({detail})"
-            ) from None
+            raise self._unlike_api(detail) from None
         kept = [h for h in hits if _web(h.url)]
         for hit in kept:  # a hit is recorded as JSON: one that is not JSON is the answer's fault
             try:
                 ad.ids.canonical_json(hit.model_dump(exclude_none=True), name="a hit")
             except ad.ArgumentError as exc:
-                raise BadAnswer(
-                    f"{self.name}: the answer is not as its API gives it ({exc})"
-                ) from None
+                raise self._unlike_api(str(exc)) from None
         return kept
+
+    def _unlike_api(self, detail: str) -> BadAnswer:
+        return BadAnswer(f"{self.name}: the answer is not as its API gives it ({detail})")
 
 
 class _Answer:

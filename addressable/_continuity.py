@@ -324,11 +324,18 @@ class Continuity:
         self.get = recorder.get
         self.replay = calls.replay
         self.stale_ids: set[str] = set()
-        if stale_policy not in ("refuse", "warn"):  # anything else would refuse, unsaid
-            raise ArgumentError(
-                f"stale_policy is one of refuse, warn, not {reprlib.repr(stale_policy)}"
-            )
-        self.stale_policy: StalePolicy = stale_policy
+        self.stale_policy = stale_policy
+
+    @property
+    def stale_policy(self) -> StalePolicy:
+        """ "refuse" or "warn": what an action on a stale fact gets."""
+        return self._stale_policy
+
+    @stale_policy.setter
+    def stale_policy(self, policy: StalePolicy) -> None:
+        if policy not in ("refuse", "warn"):  # anything else would refuse, unsaid
+            raise ArgumentError(f"stale_policy is one of refuse, warn, not {reprlib.repr(policy)}")
+        self._stale_policy: StalePolicy = policy
 
     @property
     def store(self) -> Store:

@@ -337,6 +337,11 @@ _DETERMINISMS = "deterministic, nondeterministic, side_effect"
             "stale_policy is one of refuse, warn, not 'ignore'",
             id="stale_policy",
         ),
+        pytest.param(
+            lambda kit: setattr(kit, "stale_policy", "ignore"),
+            "stale_policy is one of refuse, warn, not 'ignore'",
+            id="stale_policy-set",
+        ),
     ],
 )
 def test_a_value_no_enum_has_is_an_argument_error_listing_the_values(

@@ -39,7 +39,7 @@ from pydantic import BaseModel
 
 from ._compactkit import Toolkit
 from ._compactstubs import Stub, make_stubs
-from ._compactwhen import CachePrices, compaction_pays
+from ._compactwhen import CachePrices, checked_prices, pays
 from ._conversation import nested_too_deep
 from ._errors import ArgumentError
 from ._evictplan import Candidate, evictable, least_needed_first
@@ -114,9 +114,12 @@ def compact(
 
     With `trigger_tokens`, nothing is evicted until the list is over that many tokens.
     With `cache_prices` (what an input token costs read from a prompt cache and written
-    to it, see `CachePrices`), the list is also compacted before that, once it pays:
-    when the old results have cost in cache reads `PAYBACK` times what compacting
-    costs to write again (see `compaction_pays`); without `trigger_tokens`, only then.
+    to it, see `CachePrices`), a list under the trigger (and `target_tokens`) is also
+    compacted once that pays: when the results it may stub have cost in cache reads
+    `PAYBACK` times what compacting writes again (see `compaction_pays`). Such an early
+    compaction stubs every one of them, as the rule priced, and cuts nothing
+    (`target_tokens` and `trim_to` shape a compaction over the trigger). Without either
+    limit, prices alone decide.
     With `target_tokens`, results are evicted, least needed first, only until the list
     is at most that many tokens (or nothing is left to evict); without it, every result
     but the newest `keep_last` is. With `trim_to`, a list still over that many tokens
@@ -143,10 +146,8 @@ def compact(
     `count_tokens` (cl100k_base) counts.
     """
     _check(kit, keep_last, budget, trigger_tokens, target_tokens, trim_to)
-    if cache_prices is not None and not isinstance(cache_prices, CachePrices):
-        raise ArgumentError(
-            f"cache_prices must be ad.CachePrices(read=, write=), not {type(cache_prices).__name__}"
-        )
+    if cache_prices is not None:
+        checked_prices(cache_prices)
     determinisms = _determinisms(determinism_of)
     pins, pending_keys = listed(pins, "ids to pin"), listed(pending_keys, "keys")
     with using_tokenizer(tokenizer), _not_too_deep(messages):
@@ -190,12 +191,15 @@ def _compact(
     conversation = parse(messages, format)
     before = message_tokens(messages, system)
     out = copy.deepcopy([dict(m) for m in messages])
+    plan = (conversation, kit, keep_last, set(pins), set(pending_keys), dict(determinism_of or {}))
     under = [t for t in (trigger_tokens, target_tokens) if t is not None]
     over = before > max(under) if under else cache_prices is None
-    if not over and not (
-        cache_prices is not None
-        and compaction_pays(messages, keep_last=keep_last, prices=cache_prices, format=format)
-    ):
+    early = False  # under the trigger, with prices: when stubbing every old result pays
+    if not over and cache_prices is not None:
+        candidates = evictable(*plan)
+        old = [c.result for c in candidates]
+        early = pays(conversation, messages, old, keep_last, cache_prices, budget)
+    if not over and not early:
         return Compaction(
             messages=restore(originals, out, set(), source),
             evicted=[],
@@ -205,11 +209,14 @@ def _compact(
             source=source,
         )
     # Stubs first: with trim_to, the agent's words are cut only when stubs are not enough.
-    goal = target_tokens
+    # An early compaction stubs every old result, as the rule priced, and cuts nothing.
+    goal = None if early else target_tokens
     if goal is not None and trim_to is not None:
         goal = min(goal, trim_to)
-    plan = (conversation, kit, keep_last, set(pins), set(pending_keys), dict(determinism_of or {}))
-    candidates = evictable(*plan)
+    if early:
+        trim_to = None
+    else:
+        candidates = evictable(*plan)
     stubs = make_stubs(conversation, messages, candidates, kit, budget, summarizer, system)
     evicted: list[Evicted] = []
     ordered = least_needed_first(conversation, messages, candidates)

@@ -22,28 +22,31 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+import reprlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._errors import ArgumentError
 from ._evictplan import agent_turns, small
-from ._messages import message_tokens, parse
+from ._messages import MESSAGE_OVERHEAD, Conversation, ToolResult, message_tokens, parse
 from ._replaytool import NAME as REPLAY_TOOL
 from ._sdkviews import views
 from ._stubs import parse_stub
+from ._summarize import DEFAULT_BUDGET, stub_budget
 from ._tokens import count_tokens
 from .ids import whole_number
 
-__all__ = ["PAYBACK", "CachePrices", "compaction_pays"]
+__all__ = ["PAYBACK", "CachePrices", "checked_prices", "compaction_pays", "pays", "result_tokens"]
 
 # Measured with `addressable bench` (keep 3) on the recorded coding sessions at a 16,000
 # trigger, the customer-service ones at 4,000 and the bundled scenario: at 1, early
-# compactions stubbed results the coding agents still needed (lost results 1 -> 6); from
+# compactions stubbed results the coding agents still needed (lost results 1 -> 5); from
 # 2 up they did not. The research scenario's large pages went early at every value, its
-# net falling from 0.184 of `none` (no early compaction) to 0.159 at 12, 0.145 at 8,
-# 0.128 at 4 and 0.109 at 2. 4 sits between the two edges.
+# net falling from 0.184 of `none` (no early compaction) to 0.172 at 12, 0.151 at 8,
+# 0.136 at 6, 0.128 at 4 and 0.110 at 2. 4 sits between the two edges.
 PAYBACK = 4.0
+_STUB_HEAD = 20  # tokens a stub takes besides its gist: its id, kind and size
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,22 @@ class CachePrices:
             value: object = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ArgumentError(f"CachePrices.{name} must be a number, not {value!r}")
-            if not math.isfinite(value) or value < 0:
-                raise ArgumentError(f"CachePrices.{name} must be finite and 0 or more, not {value}")
+            try:
+                finite = math.isfinite(value)
+            except OverflowError:  # an int too large for a float
+                finite = False
+            if not finite or value < 0:
+                shown = reprlib.repr(value)
+                raise ArgumentError(f"CachePrices.{name} must be finite and 0 or more, not {shown}")
+
+
+def checked_prices(prices: object) -> CachePrices:
+    """`prices` if it is a `CachePrices`, else `ArgumentError`, one line."""
+    if not isinstance(prices, CachePrices):
+        raise ArgumentError(
+            f"cache prices are ad.CachePrices(read=, write=), not {type(prices).__name__}"
+        )
+    return prices
 
 
 def compaction_pays(
@@ -71,34 +88,64 @@ def compaction_pays(
     keep_last: int = 3,
     prices: CachePrices | None = None,
     format: str = "auto",
+    budget: int = DEFAULT_BUDGET,
 ) -> bool:
     """Whether compacting `messages` now pays under prompt caching (see the module
-    docstring): the old results it would stub have cost, in cache reads since they
-    left the newest `keep_last`, `PAYBACK` times what it costs to write again the list
-    from the first of them. False when there is none. The system prompt is not written again: it
-    comes before every result."""
+    docstring): the old results have cost, in cache reads since they left the newest
+    `keep_last`, `PAYBACK` times what compacting writes again (the list from the first
+    of them, their stubs, of at most `budget` tokens each, in their place). False when
+    there is none. The list alone is read: a result `compact` would keep (pinned, an
+    Action whose outcome is unknown) counts as old here, where `compact(cache_prices=)`
+    decides on the results it may stub."""
     whole_number("keep_last", keep_last, 0)
-    prices = prices or CachePrices()
+    prices = CachePrices() if prices is None else checked_prices(prices)
     messages = views(messages)[0]
     conversation = parse(messages, format)
+    results = conversation.results[: max(0, len(conversation.results) - keep_last)]
+    old = [
+        r
+        for r in results
+        if conversation.calls[r.call_id].name != REPLAY_TOOL
+        and parse_stub(r.text) is None
+        and not small(r)
+    ]
+    return pays(conversation, messages, old, keep_last, prices, budget)
+
+
+def pays(
+    conversation: Conversation,
+    messages: Sequence[Mapping[str, Any]],
+    old: Iterable[ToolResult],
+    keep_last: int,
+    prices: CachePrices,
+    budget: int,
+) -> bool:
+    """The rule, for the results in `old` (those among the newest `keep_last` are left
+    out: no request has carried them as old yet)."""
     results = conversation.results
-    if len(results) <= keep_last:
-        return False
+    position = {r.call_id: n for n, r in enumerate(results)}
     starts = [turn[0] for turn in agent_turns(conversation, messages)]  # in order
-    held = 0.0  # token-requests: each old result, times the requests that carried it
-    old_tokens = 0
+    held = 0  # token-requests: each old result, times the requests that carried it
+    freed = 0  # what its stubs take out of the list
     first: int | None = None
-    for n, result in enumerate(results[: len(results) - keep_last]):
-        call = conversation.calls[result.call_id]
-        if call.name == REPLAY_TOOL or parse_stub(result.text) is not None or small(result):
+    for result in old:
+        n = position[result.call_id]
+        if n + keep_last >= len(results):
             continue
-        tokens = count_tokens(result.text)
+        tokens = result_tokens(result)
         left = results[n + keep_last].index  # the message it left the newest keep_last at
         carried = 1 + len(starts) - bisect.bisect_right(starts, left)  # the next one too
         held += tokens * carried
-        old_tokens += tokens
-        first = result.index if first is None else first
+        freed += tokens - min(tokens, _STUB_HEAD + stub_budget(tokens, budget))
+        first = result.index if first is None else min(first, result.index)
     if first is None:
         return False
-    rewrite = message_tokens(messages[first:]) - old_tokens
+    rewrite = message_tokens(messages[first:]) - freed
     return prices.read * held >= PAYBACK * prices.write * max(rewrite, 0)
+
+
+def result_tokens(result: ToolResult) -> int:
+    """A result's tokens as a request counts them: its text, and its image or file."""
+    if result.content is None:
+        return count_tokens(result.text)
+    return message_tokens([{"content": list(result.content)}]) - MESSAGE_OVERHEAD

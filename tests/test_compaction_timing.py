@@ -10,6 +10,8 @@ import pytest
 import addressable as ad
 from addressable._bench._sessions import Session
 from addressable._bench._simulate import simulate
+from addressable._compactwhen import result_tokens
+from addressable._messages import IMAGE_TOKENS
 
 PAGE = "\n".join(f"section {n}: the page says something about item {n}" for n in range(150))
 
@@ -39,7 +41,8 @@ def history(pages: int, small: int) -> list[dict[str, Any]]:
 def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.CachePrices) -> bool:
     """The documented rule, worked out here from the list: each old page's tokens times
     the requests that carried it since it left the newest `keep` (the next one too),
-    against what compacting writes again from the first page on."""
+    against what compacting writes again from the first page on, its stubs in the
+    pages' place (20 tokens and a gist of 1% of the page, 12 to 120)."""
     results = [n for n, m in enumerate(messages) if m["role"] == "tool"]
     agents = [n for n, m in enumerate(messages) if m["role"] == "assistant"]
     held = rewrite_from = old = 0
@@ -49,7 +52,8 @@ def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.Cache
             continue
         left = results[k + keep]
         held += ad.count_tokens(text) * (1 + sum(1 for a in agents if a > left))
-        old += ad.count_tokens(text)
+        tokens = ad.count_tokens(text)
+        old += tokens - (20 + min(120, max(12, round(tokens / 100))))
         rewrite_from = rewrite_from or index
     rewrite = ad.message_tokens(messages[rewrite_from:]) - old
     return prices.read * held >= ad.PAYBACK * prices.write * rewrite
@@ -116,7 +120,7 @@ def test_prices_that_make_no_sense_are_refused(given: dict[str, Any], said: str)
 
 def test_compact_refuses_prices_of_another_kind() -> None:
     kit = ad.Toolkit(ad.open_store("memory://"))
-    with pytest.raises(ad.ArgumentError, match=r"cache_prices must be ad\.CachePrices"):
+    with pytest.raises(ad.ArgumentError, match=r"cache prices are ad\.CachePrices"):
         ad.compact(history(2, 60), kit=kit, cache_prices={"read": 0.1})  # type: ignore[arg-type]
     with pytest.raises(ad.ArgumentError, match="keep_last must be at least 0"):
         ad.compaction_pays(history(2, 60), keep_last=-1)
@@ -141,3 +145,94 @@ def test_the_benchmark_compacts_early_when_it_pays_and_that_costs_less() -> None
     assert early.figures.lost == 0
     # a cache write so dear that compacting never pays: addressable waits too
     assert run("addressable", 1000.0).per_turn == clear.per_turn
+
+
+def test_an_early_compaction_stubs_every_old_result_whatever_the_target() -> None:
+    """The rule priced stubbing them all: one at a time, down to a target, would break
+    the cache near the front on every call."""
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    messages = history(6, 40)
+    assert ad.compaction_pays(messages, keep_last=3)
+    tokens = ad.message_tokens(messages)
+    done = ad.compact(
+        messages,
+        kit=kit,
+        keep_last=3,
+        trigger_tokens=tokens + 10_000,
+        target_tokens=tokens - 100,  # one stub would do
+        cache_prices=ad.CachePrices(),
+    )
+    assert [e.call_id for e in done.evicted] == [f"c{k}" for k in range(6)]
+    again = [*done.messages, *turn(99, "ok")]
+    assert not ad.compaction_pays(again, keep_last=3)
+
+
+def under_the_trigger(messages: list[dict[str, Any]], kit: ad.Toolkit, **options: Any) -> Any:
+    """`compact` with prices, keep 3, and a trigger far above the list."""
+    return ad.compact(
+        messages,
+        kit=kit,
+        keep_last=3,
+        trigger_tokens=100_000,
+        cache_prices=ad.CachePrices(),
+        **options,
+    )
+
+
+def test_results_compact_keeps_do_not_make_it_compact_every_call() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    messages = history(1, 60)  # the one old result worth stubbing...
+    assert ad.compaction_pays(messages, keep_last=3)  # ...the list alone cannot know it is pinned
+    done = under_the_trigger(messages, kit, trim_to=100, pins=["c0"])
+    assert done.evicted == [] and done.cut == [] and done.messages == messages
+
+
+def test_an_early_compaction_cuts_none_of_the_agents_words() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    messages = history(4, 40)
+    trim = ad.compact(messages, kit=kit, keep_last=3, trim_to=200)
+    assert trim.cut  # over trim_to once its results are stubs: cut when compacting anyway
+    early = under_the_trigger(messages, kit, trim_to=200)
+    assert len(early.evicted) == 4 and early.cut == []
+
+
+PNG = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 9000}}
+
+
+def screenshots(small: int) -> list[dict[str, Any]]:
+    """Two screenshots (an image and a caption), then `small` tiny results (Anthropic)."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "look at the screen"}]
+    for k in range(2 + small):
+        content: Any = [{"type": "text", "text": "screen"}, PNG] if k < 2 else "ok"
+        messages += [
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": f"c{k}", "name": "shot", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"c{k}", "content": content}],
+            },
+        ]
+    return messages
+
+
+def test_old_images_are_counted_as_the_request_counts_them() -> None:
+    conversation = ad.parse_messages(screenshots(0))
+    image = conversation.results[0]
+    assert result_tokens(image) >= IMAGE_TOKENS > ad.count_tokens(image.text)
+    answers = [ad.compaction_pays(screenshots(n), keep_last=3) for n in range(1, 60)]
+    assert answers[0] is False and answers[-1] is True
+
+
+@pytest.mark.parametrize("prices", [{"read": 0.1}, 0.1, ad.CachePrices, {}])
+def test_compaction_pays_refuses_prices_of_another_kind(prices: Any) -> None:
+    with pytest.raises(ad.ArgumentError, match=r"cache prices are ad\.CachePrices"):
+        ad.compaction_pays(history(0, 0), prices=prices)
+
+
+def test_a_price_too_large_for_a_float_is_refused_in_one_line() -> None:
+    with pytest.raises(ad.ArgumentError) as caught:
+        ad.CachePrices(read=10**400)
+    assert str(caught.value).startswith("CachePrices.read must be finite and 0 or more, not ")
+    assert "\n" not in str(caught.value)

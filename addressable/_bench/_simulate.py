@@ -195,8 +195,9 @@ class _Replay:
         for turn, message in enumerate(self.session.messages):
             if message.get("role") == "assistant":
                 request = self._size()
-                if self._due(request):
-                    self._act(turn)
+                due = self._due(request)
+                if due:
+                    self._act(turn, early=due == "early")
                     request = self._size()
                 self._send(request)
                 figures.requests += request
@@ -226,21 +227,29 @@ class _Replay:
         )
         return self.run
 
-    def _due(self, request: int) -> bool:
-        """Whether the strategy acts before this request."""
+    def _due(self, request: int) -> str | None:
+        """Whether the strategy acts before this request: "trigger" over the trigger;
+        "early" under it, for the addressable strategies, once compacting may pay (the
+        list says so; `compact` decides on the results it may stub)."""
         if self.strategy == "none":
-            return False
+            return None
         if request > self.settings.trigger:
-            return True
-        if self.kit is None:  # the addressable strategies alone compact when it pays
-            return False
-        settings = self.settings
-        return compaction_pays(
-            [m for m in self.context if m is not self.note],
-            keep_last=settings.keep,
-            prices=CachePrices(read=settings.cache_read, write=settings.cache_write),
+            return "trigger"
+        if self.kit is not None and compaction_pays(
+            self._base(),
+            keep_last=self.settings.keep,
+            prices=self._prices(),
             format=self.session.shape,
-        )
+        ):
+            return "early"
+        return None
+
+    def _base(self) -> list[dict[str, Any]]:
+        """The context without the state document's message, which compaction leaves."""
+        return [m for m in self.context if m is not self.note]
+
+    def _prices(self) -> CachePrices:
+        return CachePrices(read=self.settings.cache_read, write=self.settings.cache_write)
 
     def _size(self) -> int:
         return self.system + sum(self.tokens.of(m) for m in self.context)
@@ -268,7 +277,7 @@ class _Replay:
                 lost.setdefault(source.call_id, source)
         return sorted(lost.values(), key=lambda s: s.position)
 
-    def _act(self, turn: int) -> None:
+    def _act(self, turn: int, early: bool = False) -> None:
         if self.strategy == "clear":
             made = self._clear(lambda call_id: False)
         elif self.strategy == "oracle":
@@ -282,7 +291,7 @@ class _Replay:
             self.context = _window(self.context, self.settings.trigger, self.system, self.tokens)
             made = _Made()
         else:
-            made = self._compact(turn)
+            made = self._compact(turn, early)
         self.run.figures.artifact += made.artifact
         if made.state is not None:
             self.state, self.note = made.state, made.note
@@ -309,17 +318,18 @@ class _Replay:
         self.context = out
         return _Made(artifact=placeholders * count_tokens(PLACEHOLDER))
 
-    def _compact(self, turn: int) -> _Made:
+    def _compact(self, turn: int, early: bool) -> _Made:
         assert self.kit is not None
         session, settings = self.session, self.settings
-        base = [m for m in self.context if m is not self.note]
+        options = compact_options(settings.trigger, settings.budget, session.system)
+        if early:  # compact decides, and cuts nothing under the trigger
+            options = {k: v for k, v in options.items() if k != "trim_to"}
+            options["cache_prices"] = self._prices()
         done = compact(
-            base,
-            kit=self.kit,
-            keep_last=settings.keep,
-            format=session.shape,
-            **compact_options(settings.trigger, settings.budget, session.system),
+            self._base(), kit=self.kit, keep_last=settings.keep, format=session.shape, **options
         )
+        if early and not done.evicted:  # it did not pay after all: the list stays as it was
+            return _Made()
         made = _Made(artifact=sum(e.tokens_after for e in done.evicted))
         out = done.messages
         if self.strategy == "addressable+state" and session.task is not None:

@@ -7,7 +7,7 @@ model can replay it by id.
 """
 
 from ._bundle import BundleSummary, export_bundle, import_bundle
-from ._compaction import MIN_BUDGET, Compaction, Evicted, compact
+from ._compaction import Compaction, Evicted, compact
 from ._compactwhen import PAYBACK, CachePrices, compaction_pays
 from ._continuity import Recovery, Revalidation, Stale, StaleWarning
 from ._errors import (
@@ -74,7 +74,7 @@ from ._stores import (
     open_store,
 )
 from ._stubs import parse_stub
-from ._summarize import DefaultSummarizer, Summarizer
+from ._summarize import MIN_BUDGET, DefaultSummarizer, Summarizer
 from ._tokens import (
     TokenCounter,
     TokenEstimateWarning,

@@ -46,12 +46,10 @@ from ._evictplan import Candidate, evictable, least_needed_first
 from ._messages import Shape, message_tokens, parse, set_result_text
 from ._models import Determinism, member
 from ._sdkviews import Source, restore, views
-from ._summarize import DEFAULT_BUDGET, Summarizer
+from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from ._trim import cut_dialogue
 from .ids import listed, quoted, whole_number
-
-MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
 
 
 class Evicted(BaseModel):

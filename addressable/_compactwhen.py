@@ -33,7 +33,7 @@ from ._messages import MESSAGE_OVERHEAD, Conversation, ToolResult, message_token
 from ._replaytool import NAME as REPLAY_TOOL
 from ._sdkviews import views
 from ._stubs import parse_stub
-from ._summarize import DEFAULT_BUDGET, stub_budget
+from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, stub_budget
 from ._tokens import count_tokens
 from .ids import whole_number
 
@@ -98,6 +98,7 @@ def compaction_pays(
     Action whose outcome is unknown) counts as old here, where `compact(cache_prices=)`
     decides on the results it may stub."""
     whole_number("keep_last", keep_last, 0)
+    whole_number("budget", budget, MIN_BUDGET)
     prices = CachePrices() if prices is None else checked_prices(prices)
     messages = views(messages)[0]
     conversation = parse(messages, format)

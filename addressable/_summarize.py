@@ -36,6 +36,7 @@ from ._reports import Report
 from ._tokens import count_tokens
 
 DEFAULT_BUDGET = 120  # tokens a whole stub may take, at most
+MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
 # Besides its essential values, a gist takes this share of the result, and never less
 # than GIST_FLOOR tokens (a JSON document: none): more costs more on every later turn
 # than it saves in round trips.

@@ -124,6 +124,8 @@ def test_compact_refuses_prices_of_another_kind() -> None:
         ad.compact(history(2, 60), kit=kit, cache_prices={"read": 0.1})  # type: ignore[arg-type]
     with pytest.raises(ad.ArgumentError, match="keep_last must be at least 0"):
         ad.compaction_pays(history(2, 60), keep_last=-1)
+    with pytest.raises(ad.ArgumentError, match=f"budget must be at least {ad.MIN_BUDGET}"):
+        ad.compaction_pays([], budget=5)  # refused even when nothing is old
 
 
 def test_the_benchmark_compacts_early_when_it_pays_and_that_costs_less() -> None:

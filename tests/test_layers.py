@@ -149,6 +149,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._bench._report",
         "addressable._bench._scenario",
         "addressable._bench._sessions",
+        "addressable._bench._settings",
         "addressable._bench._simulate",
         "addressable._bench._statedoc",
         "addressable._bench.cli",

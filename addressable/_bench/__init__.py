@@ -12,20 +12,16 @@ from collections.abc import Callable, Iterable
 from .. import TokenCounter, Tokenizer, Toolkit, open_store, token_counter, using_tokenizer
 from ._report import BenchReport, SessionReport, markdown, plot
 from ._sessions import BadLine, Session, read_sessions
-from ._simulate import (
+from ._settings import (
     DEFAULT_CACHE_READ,
     DEFAULT_CACHE_WRITE,
     DEFAULT_CLEAR_AT_LEAST,
     DEFAULT_KEEP,
     DEFAULT_TRIGGER,
     DEFAULT_WINDOW,
-    STRATEGIES,
-    Figures,
-    Run,
     check_settings,
-    needs_of,
-    simulate,
 )
+from ._simulate import STRATEGIES, Figures, Run, needs_of, simulate
 
 __all__ = [
     "DEFAULT_CACHE_READ",

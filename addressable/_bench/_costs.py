@@ -37,9 +37,6 @@ from .. import count_tokens, message_text, message_tokens
 from ._needs import Source
 from ._sessions import Session
 
-DEFAULT_WINDOW = 200_000  # input tokens a request may have before the API refuses it
-DEFAULT_CACHE_READ = 0.1  # price of a cached input token, in input tokens
-DEFAULT_CACHE_WRITE = 1.25  # price of an input token written to the cache
 REREAD = "reread"  # the tool-call ids of round trips start with it
 
 

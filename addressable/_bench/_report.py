@@ -10,8 +10,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from .. import MissingDependency, tokens_exact
+from ._costs import Figures
 from ._sessions import BadLine
-from ._simulate import DEFAULT_CACHE_READ, DEFAULT_CACHE_WRITE, DEFAULT_WINDOW, Figures
+from ._settings import DEFAULT_CACHE_READ, DEFAULT_CACHE_WRITE, DEFAULT_WINDOW
 
 COLUMNS = (
     "requests",

@@ -28,13 +28,11 @@ what each turn needs (its dependencies), in `_needs`.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .. import (
-    MIN_BUDGET,
     ArgumentError,
     CachePrices,
     StateDocument,
@@ -50,9 +48,6 @@ from .. import (
     using_tokenizer,
 )
 from ._costs import (
-    DEFAULT_CACHE_READ,
-    DEFAULT_CACHE_WRITE,
-    DEFAULT_WINDOW,
     Figures,
     PromptCache,
     Run,
@@ -62,86 +57,20 @@ from ._costs import (
 )
 from ._needs import Needs, Source, needs_of
 from ._sessions import Session
+from ._settings import (
+    DEFAULT_CACHE_READ,
+    DEFAULT_CACHE_WRITE,
+    DEFAULT_CLEAR_AT_LEAST,
+    DEFAULT_WINDOW,
+    check_settings,
+    compact_options,
+)
 from ._statedoc import state_document
 
-__all__ = [
-    "DEFAULT_CACHE_READ",
-    "DEFAULT_CACHE_WRITE",
-    "DEFAULT_CLEAR_AT_LEAST",
-    "DEFAULT_KEEP",
-    "DEFAULT_TRIGGER",
-    "DEFAULT_WINDOW",
-    "PLACEHOLDER",
-    "STRATEGIES",
-    "Figures",
-    "Run",
-    "check_settings",
-    "compact_options",
-    "needs_of",
-    "simulate",
-]
+__all__ = ["PLACEHOLDER", "STRATEGIES", "Figures", "Run", "needs_of", "simulate"]
 
 STRATEGIES = ("none", "clear", "window", "addressable", "addressable+state", "oracle")
 PLACEHOLDER = "[tool result cleared to save context]"
-DEFAULT_TRIGGER = 100_000  # input tokens, as hosted context editing defaults
-DEFAULT_KEEP = 3  # tool results kept whole
-DEFAULT_CLEAR_AT_LEAST = 0  # tokens `clear` must free to act
-# What the `addressable` strategies pass as `compact(trim_to=)`, as a share of the
-# trigger: when stubs alone leave a request over it, the agent's old words are cut, in
-# one batch, down to it (the next compaction many turns away).
-TRIM_SHARE = 0.5
-
-
-def check_settings(
-    *,
-    trigger: Any,
-    keep: Any,
-    window: Any = DEFAULT_WINDOW,
-    cache_read: Any = DEFAULT_CACHE_READ,
-    cache_write: Any = DEFAULT_CACHE_WRITE,
-    budget: Any = None,
-    clear_at_least: Any = DEFAULT_CLEAR_AT_LEAST,
-    flags: bool = False,
-) -> None:
-    """Raise `ArgumentError` naming every setting that makes no sense (each with its
-    value, on one line); `flags` names them as the command line's options."""
-
-    def name(setting: str) -> str:
-        return "--" + setting.replace("_", "-") if flags else setting
-
-    problems = []
-    whole = {
-        "trigger": (trigger, 1),
-        "keep": (keep, 0),
-        "window": (window, 1),
-        "budget": (budget, MIN_BUDGET),  # what compact takes
-        "clear_at_least": (clear_at_least, 0),
-    }
-    for setting, (value, least) in whole.items():
-        if value is None and setting == "budget":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            problems.append(f"{name(setting)} must be a whole number, not {value!r}")
-        elif value < least:
-            problems.append(f"{name(setting)} must be {least} or more, not {value}")
-    for setting, price in (("cache_read", cache_read), ("cache_write", cache_write)):
-        if isinstance(price, bool) or not isinstance(price, int | float):
-            problems.append(f"{name(setting)} must be a number, not {price!r}")
-        elif not math.isfinite(price) or price < 0:
-            problems.append(f"{name(setting)} must be a finite price of 0 or more, not {price}")
-    if problems:
-        raise ArgumentError("; ".join(problems))
-
-
-def compact_options(trigger: int, budget: int | None, system: str | None) -> dict[str, Any]:
-    """What the `addressable` strategies pass to `ad.compact` besides the messages, the
-    kit, `keep_last` and `format`. The system prompt counts in the request's tokens."""
-    options: dict[str, Any] = {"system": system, "trim_to": int(TRIM_SHARE * trigger)}
-    if budget is not None:
-        options["budget"] = budget
-    return options
-
-
 # -- the replay -------------------------------------------------------------------------
 
 

@@ -4,7 +4,6 @@ trajectory."""
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
 from collections.abc import Sequence
@@ -13,11 +12,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .. import ArgumentError, MissingDependency, compact, token_counter
+from .. import ArgumentError, MissingDependency, token_counter
 from .._exitcodes import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from . import STRATEGIES, bench, markdown, plot
 from ._sessions import read_sessions
-from ._simulate import (
+from ._settings import (
+    DEFAULT_BUDGET,
     DEFAULT_CACHE_READ,
     DEFAULT_CACHE_WRITE,
     DEFAULT_CLEAR_AT_LEAST,
@@ -28,7 +28,6 @@ from ._simulate import (
 )
 
 DEFAULT_OUT = "addressable-bench"  # the folder the outputs go to
-DEFAULT_BUDGET = inspect.signature(compact).parameters["budget"].default  # for the help
 DESCRIPTION = (
     "Replay recorded sessions under each context strategy (none, clear, window, "
     "addressable, addressable+state, oracle) and price what the agent pays: the request "

@@ -1,0 +1,86 @@
+"""The benchmark's settings in one place: their defaults, their checks, and what the
+`addressable` strategies pass to `ad.compact`. The cache prices default to
+`ad.CachePrices()`'s, which compaction prices its own timing with."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+from .. import MIN_BUDGET, ArgumentError, CachePrices, compact
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_CACHE_READ",
+    "DEFAULT_CACHE_WRITE",
+    "DEFAULT_CLEAR_AT_LEAST",
+    "DEFAULT_KEEP",
+    "DEFAULT_TRIGGER",
+    "DEFAULT_WINDOW",
+    "TRIM_SHARE",
+    "check_settings",
+    "compact_options",
+]
+
+DEFAULT_BUDGET: int = inspect.signature(compact).parameters["budget"].default  # compact's
+DEFAULT_WINDOW = 200_000  # input tokens a request may have before the API refuses it
+DEFAULT_CACHE_READ = CachePrices().read  # price of a cached input token, in input tokens
+DEFAULT_CACHE_WRITE = CachePrices().write  # price of an input token written to the cache
+DEFAULT_TRIGGER = 100_000  # input tokens, as hosted context editing defaults
+DEFAULT_KEEP = 3  # tool results kept whole
+DEFAULT_CLEAR_AT_LEAST = 0  # tokens `clear` must free to act
+# What the `addressable` strategies pass as `compact(trim_to=)`, as a share of the
+# trigger: when stubs alone leave a request over it, the agent's old words are cut, in
+# one batch, down to it (the next compaction many turns away).
+TRIM_SHARE = 0.5
+
+
+def check_settings(
+    *,
+    trigger: Any,
+    keep: Any,
+    window: Any = DEFAULT_WINDOW,
+    cache_read: Any = DEFAULT_CACHE_READ,
+    cache_write: Any = DEFAULT_CACHE_WRITE,
+    budget: Any = None,
+    clear_at_least: Any = DEFAULT_CLEAR_AT_LEAST,
+    flags: bool = False,
+) -> None:
+    """Raise `ArgumentError` naming every setting that makes no sense (each with its
+    value, on one line); `flags` names them as the command line's options."""
+
+    def name(setting: str) -> str:
+        return "--" + setting.replace("_", "-") if flags else setting
+
+    problems = []
+    whole = {
+        "trigger": (trigger, 1),
+        "keep": (keep, 0),
+        "window": (window, 1),
+        "budget": (budget, MIN_BUDGET),  # what compact takes
+        "clear_at_least": (clear_at_least, 0),
+    }
+    for setting, (value, least) in whole.items():
+        if value is None and setting == "budget":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.append(f"{name(setting)} must be a whole number, not {value!r}")
+        elif value < least:
+            problems.append(f"{name(setting)} must be {least} or more, not {value}")
+    for setting, price in (("cache_read", cache_read), ("cache_write", cache_write)):
+        if isinstance(price, bool) or not isinstance(price, int | float):
+            problems.append(f"{name(setting)} must be a number, not {price!r}")
+        elif not math.isfinite(price) or price < 0:
+            problems.append(f"{name(setting)} must be a finite price of 0 or more, not {price}")
+    if problems:
+        raise ArgumentError("; ".join(problems))
+
+
+def compact_options(trigger: int, budget: int | None, system: str | None) -> dict[str, Any]:
+    """What the `addressable` strategies pass to `ad.compact` besides the messages, the
+    kit, `keep_last` and `format`. The system prompt counts in the request's tokens."""
+    options: dict[str, Any] = {"system": system, "trim_to": int(TRIM_SHARE * trigger)}
+    if budget is not None:
+        options["budget"] = budget
+    return options

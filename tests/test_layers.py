@@ -45,6 +45,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._stores._open",
         "addressable._stores._pins",
         "addressable._stores._reading",
+        "addressable._stores._redis_scripts",
         "addressable._stores._redis",
         "addressable._stores._upkeep",
     ),

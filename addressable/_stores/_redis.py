@@ -15,103 +15,12 @@ from .._errors import MissingDependency, StoreError
 from ._backend import translated
 from ._index import INDEXES, Entry, Row
 from ._kv import KeyValueStore
-
-# Indexes are sorted sets under the namespace and "ix:" (apart from the keys, which
-# `keys` lists), one score a member (the lowest given); the sums of scores of those
-# whose name starts with "#" are in one hash, "ix", by index name (their sizes are
-# ZCARD). The scripts below take, after their own KEYS, those of the index entries they
-# add (ARGV: score, member and name for each) and then of those they remove (ARGV:
-# member and name).
-_INDEXING = """
-local function add(first, n, at, totals)
-  for i = 0, n - 1 do
-    local key, j = KEYS[first + i], at + 3 * i
-    local score, member, name = ARGV[j], ARGV[j + 1], ARGV[j + 2]
-    -- LT: a member that is there keeps the lower score; 1 when it is new
-    if redis.call('ZADD', key, 'LT', score, member) == 1 and string.byte(name, 1) == 35 then
-      redis.call('HINCRBYFLOAT', totals, name, score)
-    end
-  end
-end
-local function remove(first, n, at, totals)
-  for i = 0, n - 1 do
-    local key, member, name = KEYS[first + i], ARGV[at + 2 * i], ARGV[at + 2 * i + 1]
-    if string.byte(name, 1) == 35 then  -- "#": its total goes down by the member's score
-      local old = redis.call('ZSCORE', key, member)
-      if old then
-        redis.call('ZREM', key, member)
-        redis.call('HINCRBYFLOAT', totals, name, string.format('%.0f', -tonumber(old)))
-      end
-    else
-      redis.call('ZREM', key, member)
-    end
-  end
-end
-"""
-
-# Writes the payload unless present, then the record unless present, each with its index
-# entries, in one step that nothing else on the server interleaves with. It refuses (-1)
-# while gc holds the exclusive lock, so that gc never sweeps a blob a new record has
-# just come to rely on. KEYS: blob, record, lock, totals, then the entries' indexes;
-# ARGV: payload, value, number of record entries, of blob entries, then the entries.
-_PUT_PAIR = (
-    _INDEXING
-    + """
-if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
-local n, m = tonumber(ARGV[3]), tonumber(ARGV[4])
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then add(5 + n, m, 5 + 3 * n, KEYS[4]) end
-if redis.call('SET', KEYS[2], ARGV[2], 'NX') then
-  add(5, n, 5, KEYS[4])
-  return 1
-end
-return 0
-"""
-)
-
-# Appends to a list and adds index entries; refuses (-1) while gc holds the lock, so
-# that no sighting lands on a record being swept. KEYS: list, lock, totals, indexes.
-_APPEND = (
-    _INDEXING
-    + """
-if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
-redis.call('RPUSH', KEYS[1], ARGV[1])
-add(4, #KEYS - 3, 2, KEYS[3])
-return 1
-"""
-)
-
-# Adds and removes index entries; inside gc (ARGV[1] its lock token, else ""), only
-# while the lock is still its own. KEYS: lock, totals, indexes added, indexes removed;
-# ARGV: token, number added, then the entries.
-_INDEX = (
-    _INDEXING
-    + """
-if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-local n = tonumber(ARGV[2])
-add(3, n, 3, KEYS[2])
-remove(3 + n, #KEYS - 2 - n, 3 + 3 * n, KEYS[2])
-return 1
-"""
-)
+from ._redis_scripts import APPEND, DELETE_HOLDING, INDEX, PUT_PAIR, RELEASE, RENEW
 
 # gc's lock lives this long unless its holder renews it, which a live holder does every
 # fifth of it: a gc that dies holding the lock blocks writers for at most this long.
 LOCK_TIMEOUT = 5.0  # seconds
 _WAIT = 60.0  # seconds a writer (or another gc) waits for a live gc before giving up
-
-# Renews the lock, or deletes it, or deletes a key under it: only while it is ours.
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-_DELETE_HOLDING = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-return redis.call('DEL', KEYS[2])
-"""
 
 
 class _RedisBackend:
@@ -147,14 +56,14 @@ class _RedisBackend:
         except (redis.RedisError, OSError, ValueError) as exc:
             raise StoreError(f"cannot reach the redis store at {self.location}: {exc}") from exc
         self.namespace = _checked(namespace, self.location, made) + ":"
-        self._put_pair = self._client.register_script(_PUT_PAIR)
-        self._append = self._client.register_script(_APPEND)
-        self._index = self._client.register_script(_INDEX)
+        self._put_pair = self._client.register_script(PUT_PAIR)
+        self._append = self._client.register_script(APPEND)
+        self._index = self._client.register_script(INDEX)
         self._area = self.namespace + "ix:"  # index names follow
         self._totals = self.namespace + "ix"
-        self._renew = self._client.register_script(_RENEW)
-        self._release = self._client.register_script(_RELEASE)
-        self._delete_holding = self._client.register_script(_DELETE_HOLDING)
+        self._renew = self._client.register_script(RENEW)
+        self._release = self._client.register_script(RELEASE)
+        self._delete_holding = self._client.register_script(DELETE_HOLDING)
         self._lock_key = self.namespace + "lock:exclusive"
         self.lock_timeout = LOCK_TIMEOUT
         self._holder: tuple[int, bytes] | None = None  # (thread, token) inside `exclusive`

@@ -1,47 +1,47 @@
 """The Toolkit: wraps an agent's tools so every call is recorded and addressable.
 
-A facade: recording (`Recorder`, `Calls`), the model's tools (`ToolRegistry`) and
-the continuity features (`Continuity`, offered through `ContinuityFacade`) each live
-in their own class; `Toolkit` composes them and is the one object users hold.
+A facade: recording (`Recorder`, `Calls`, offered through `RecordingFacade`), the
+model's tools (`ToolRegistry`) and the continuity features (`Continuity`, offered
+through `ContinuityFacade`) each live in their own class; `Toolkit` composes them and
+is the one object users hold.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import os
 import sys
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, overload
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam as AnthropicToolParam
     from openai.types.chat import ChatCompletionFunctionToolParam as ChatToolParam
     from openai.types.responses import FunctionToolParam as ResponsesToolParam
 
-from ._calls import Calls, Rerun
+from ._calls import Calls
 from ._continuity import Continuity, StalePolicy
-from ._errors import ArgumentError
 from ._kitcontinuity import ContinuityFacade
-from ._models import Determinism, Record, Result, member
+from ._kitrecording import RecordingFacade
+from ._models import Determinism, Result, member
 from ._modeltools import FunctionTool, ModelTool
 from ._recorder import Clock, Recorder, RecordOptions, checked_time, utc_now
-from ._registry import ToolRegistry, check_argument_names
+from ._registry import ToolRegistry
 from ._replaytool import ReplayTool
 from ._secrets import Secrets
-from ._spec import KeyFn, ToolSpec, named_parameters
+from ._spec import KeyFn
 from ._stores import Store, open_store
-from .ids import quoted
+from ._wrapspec import function_spec
 
 __all__ = ["Clock", "RecordOptions", "Toolkit", "utc_now"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Toolkit(ContinuityFacade):
+class Toolkit(RecordingFacade, ContinuityFacade):
     """Records every call of the tools it wraps in a store, and replays them by id.
 
     `session` groups the calls of one agent run (a fresh name when none is given).
@@ -192,107 +192,21 @@ class Toolkit(ContinuityFacade):
         namespace = dict(caller.f_locals) if caller.f_locals is not caller.f_globals else None
 
         def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
-            called = name if name is not None else getattr(f, "__name__", None)
-            if called is None:
-                raise ArgumentError(f"{quoted(repr(f))} has no __name__: give the tool a name=")
-            signature = inspect.signature(f)
-            self._registry.check_free(called)  # before anything is set up under it
-            check_argument_names(called, [p.name for p in named_parameters(signature)])
-            if _unbound_method(f, signature):
-                raise ArgumentError(
-                    f"{called!r} is a method in its class's body: its `self` is no "
-                    f"argument a model can give; wrap it bound (kit.tool(obj.{called})) "
-                    "or make it a staticmethod"
-                )
-            spec = ToolSpec(
-                name=called,
-                fn=f,
+            spec = function_spec(
+                f,
+                name=name,
                 determinism=determinism,
                 key=key,
                 max_age=max_age,
                 media_type=media_type,
-                signature=signature,
-                description=inspect.getdoc(f) or "",
                 namespace=namespace,
+                registry=self._registry,
             )
             wrapped = functools.wraps(f)(self._calls.wrap(spec))
             self.register(FunctionTool(spec, self._calls.validated_caller(spec)))
             return wrapped
 
         return wrap(fn) if fn is not None else wrap
-
-    # -- recording -------------------------------------------------------------------
-
-    def record(
-        self,
-        tool: str,
-        args: Mapping[str, Any],
-        payload: bytes,
-        *,
-        determinism: Determinism | str,
-        **options: Unpack[RecordOptions],
-    ) -> Result:
-        """Store one observation of a tool call and return it as a `Result`: the entry
-        for adapters that build the payload themselves (`payload` the exact bytes, `args`
-        JSON, `options` the `RecordOptions`). An action whose fields cannot be stored is
-        still recorded, outcome `unknown`; then `ArgumentError` names that record."""
-        return self._recorder.record(tool, args, payload, determinism=determinism, **options)
-
-    def record_failure(
-        self,
-        tool: str,
-        args: Mapping[str, Any],
-        exc: BaseException,
-        *,
-        determinism: Determinism | str,
-        **options: Unpack[RecordOptions],
-    ) -> Result:
-        """Record a call that raised: status error, the exception ("Type: message") as
-        both the payload and the error. The caller re-raises it."""
-        return self._recorder.record_failure(tool, args, exc, determinism=determinism, **options)
-
-    def ingest(
-        self,
-        call_id: str,
-        tool: str,
-        arguments: Mapping[str, Any],
-        text: str,
-        *,
-        is_error: bool = False,
-        determinism: Determinism | str = Determinism.NONDETERMINISTIC,
-    ) -> Result:
-        """Store a tool result this kit did not make (as found in a message list), keyed
-        by its tool-call id, so that it too can be evicted and replayed: a Claim unless
-        `determinism` says otherwise. Ingested again, it adds no observation."""
-        return self._recorder.ingest(
-            call_id, tool, arguments, text, is_error=is_error, determinism=determinism
-        )
-
-    # -- reading back ----------------------------------------------------------------
-
-    def get(self, id: str) -> Record:
-        """The record for an id or unique prefix."""
-        return self._recorder.get(id)
-
-    def replay(self, id: str, *, verify: bool = False) -> Result:
-        """The exact stored result for an id or unique prefix. With `verify=True` a
-        deterministic call is run again, the new observation recorded and the result
-        saying whether it `changed`; nondeterministic calls and actions raise
-        `NotReplayable`."""
-        return self._calls.replay(id, verify=verify)
-
-    async def areplay(self, id: str, *, verify: bool = False) -> Result:
-        """`replay` for async tools (and for sync ones, from async code)."""
-        return await self._calls.areplay(id, verify=verify)
-
-    def on_rerun(self, tool: str, rerun: Rerun) -> None:
-        """Register how `replay(id, verify=True)` re-runs a deterministic result of `tool`:
-        `rerun(record)` returns the fresh `Result` (or an awaitable of it)."""
-        self._calls.on_rerun(tool, rerun)
-
-    def tokens(self, id: str) -> int:
-        """The token count of a stored result, counted once and kept in the store."""
-        return self._recorder.tokens(id)
 
     # -- the model's side --------------------------------------------------------------
 
@@ -339,11 +253,3 @@ class Toolkit(ContinuityFacade):
         """The text the model is shown for a result: its tool's own rendering (a page's
         readable text, a search's hit list), else the payload as text."""
         return self._registry.render(result)
-
-
-def _unbound_method(f: Callable[..., Any], signature: inspect.Signature) -> bool:
-    """Whether `f` is a function defined in a class's body whose first parameter is
-    `self` or `cls`: wrapped there, it would be offered with that parameter."""
-    first = next(iter(signature.parameters), None)
-    parts = getattr(f, "__qualname__", "").split(".")
-    return first in ("self", "cls") and len(parts) > 1 and parts[-2] != "<locals>"

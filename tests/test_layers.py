@@ -62,7 +62,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._bundle",
     ),
     # the model-facing registry: definitions, handle
-    "tools": ("addressable._toolargs", "addressable._modeltools", "addressable._registry"),
+    "tools": (
+        "addressable._toolargs",
+        "addressable._modeltools",
+        "addressable._registry",
+        "addressable._wrapspec",
+    ),
     # message shapes, eviction, stubs, summarisers, compaction, replay_result
     "context": (
         "addressable._blocks",
@@ -98,6 +103,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable",
         "addressable._failed",
         "addressable._kitcontinuity",
+        "addressable._kitrecording",
         "addressable._toolkit",
     ),
     # tool families, SDK integrations and the MCP proxy: users of the facade

@@ -39,7 +39,7 @@ from pydantic import BaseModel
 
 from ._compactkit import Toolkit
 from ._compactstubs import Stub, make_stubs
-from ._compactwhen import CachePrices, checked_prices, pays
+from ._compactwhen import CachePrices, checked_prices, estimated, pays
 from ._conversation import nested_too_deep
 from ._errors import ArgumentError
 from ._evictplan import Candidate, evictable, least_needed_first
@@ -117,7 +117,8 @@ def compact(
     `PAYBACK` times what compacting writes again (see `compaction_pays`). Such an early
     compaction stubs every one of them, as the rule priced, and cuts nothing
     (`target_tokens` and `trim_to` shape a compaction over the trigger). Without either
-    limit, prices alone decide.
+    limit, prices alone decide. Until the list alone says it may pay (stubs estimated),
+    the store is not touched; then the stubs are made, and priced as they are.
     With `target_tokens`, results are evicted, least needed first, only until the list
     is at most that many tokens (or nothing is left to evict); without it, every result
     but the newest `keep_last` is. With `trim_to`, a list still over that many tokens
@@ -192,11 +193,25 @@ def _compact(
     plan = (conversation, kit, keep_last, set(pins), set(pending_keys), dict(determinism_of or {}))
     under = [t for t in (trigger_tokens, target_tokens) if t is not None]
     over = before > max(under) if under else cache_prices is None
-    early = False  # under the trigger, with prices: when stubbing every old result pays
-    if not over and cache_prices is not None:
+    # Under the trigger, with prices: early, once stubbing every old result pays. The
+    # list alone says when it may; only then are the stubs made (results ingested) and
+    # priced as they are.
+    early = False
+    if (
+        not over
+        and cache_prices is not None
+        and pays(
+            conversation,
+            messages,
+            estimated(conversation, keep_last, budget),
+            keep_last,
+            cache_prices,
+        )
+    ):
         candidates = evictable(*plan)
-        old = [c.result for c in candidates]
-        early = pays(conversation, messages, old, keep_last, cache_prices, budget)
+        stubs = make_stubs(conversation, messages, candidates, kit, budget, summarizer, system)
+        made = {call_id: count_tokens(line) for call_id, (_, line) in stubs.items()}
+        early = pays(conversation, messages, made, keep_last, cache_prices)
     if not over and not early:
         return Compaction(
             messages=restore(originals, out, set(), source),
@@ -215,7 +230,7 @@ def _compact(
         trim_to = None
     else:
         candidates = evictable(*plan)
-    stubs = make_stubs(conversation, messages, candidates, kit, budget, summarizer, system)
+        stubs = make_stubs(conversation, messages, candidates, kit, budget, summarizer, system)
     evicted: list[Evicted] = []
     ordered = least_needed_first(conversation, messages, candidates)
     tokens = _evict(ordered, stubs, out, evicted, before, goal, kit, conversation.shape)

@@ -8,14 +8,16 @@ Waiting for a fixed trigger can carry old results for many turns after they stop
 paying their way, when the results are large.
 
 So the decision is rent or buy: each request that carries an old result (one older than
-the newest `keep_last`, not yet a stub) pays to read it; compacting is worth it once what
-those old results have cost in reads since they left the newest `keep_last` is
-`PAYBACK` times what compacting now would cost to write again. `PAYBACK` is above 1
+the newest `keep_last`, not yet a stub) pays to read what its stub would save;
+compacting is worth it once what those old results have cost in reads since they left
+the newest `keep_last` is `PAYBACK` times what compacting now would cost to write again
+(the list from the first of them, their stubs in their place). `PAYBACK` is above 1
 because a result stubbed early is more likely to be needed again (a round trip), and
 because the next turns may be few.
 
-The figures come from the message list alone: a result left the newest `keep_last` when
+The turns come from the message list alone: a result left the newest `keep_last` when
 the `keep_last`-th result after it came, and each agent message since was a request.
+`compaction_pays` estimates the stubs from the list; `compact` prices the stubs it made.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import bisect
 import math
 import reprlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,19 +36,28 @@ from ._replaytool import NAME as REPLAY_TOOL
 from ._sdkviews import views
 from ._stubs import parse_stub
 from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, stub_budget
-from ._tokens import count_tokens
+from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from .ids import whole_number
 
-__all__ = ["PAYBACK", "CachePrices", "checked_prices", "compaction_pays", "pays", "result_tokens"]
+__all__ = [
+    "PAYBACK",
+    "STUB_HEAD",
+    "CachePrices",
+    "checked_prices",
+    "compaction_pays",
+    "estimated",
+    "pays",
+    "result_tokens",
+]
 
 # Measured with `addressable bench` (keep 3) on the recorded coding sessions at a 16,000
 # trigger, the customer-service ones at 4,000 and the bundled scenario: at 1, early
-# compactions stubbed results the coding agents still needed (lost results 1 -> 5); from
-# 2 up they did not. The research scenario's large pages went early at every value, its
-# net falling from 0.184 of `none` (no early compaction) to 0.172 at 12, 0.151 at 8,
-# 0.136 at 6, 0.128 at 4 and 0.110 at 2. 4 sits between the two edges.
+# compactions stubbed results the coding agents still needed (lost results 1 -> 4, where
+# `clear` loses 5); from 2 up they did not. The research scenario's large pages went
+# early at every value, its net falling from 0.184 of `none` (no early compaction) to
+# 0.178 at 12, 0.151 at 8, 0.144 at 6, 0.128 at 4 and 0.111 at 2. 4 sits between.
 PAYBACK = 4.0
-_STUB_HEAD = 20  # tokens a stub takes besides its gist: its id, kind and size
+STUB_HEAD = 20  # tokens a stub takes besides its gist: its id, kind and size
 
 
 @dataclass(frozen=True)
@@ -86,62 +97,69 @@ def compaction_pays(
     messages: Sequence[Any],
     *,
     keep_last: int = 3,
-    prices: CachePrices | None = None,
+    cache_prices: CachePrices | None = None,
     format: str = "auto",
     budget: int = DEFAULT_BUDGET,
+    tokenizer: Tokenizer | None = None,
 ) -> bool:
     """Whether compacting `messages` now pays under prompt caching (see the module
-    docstring): the old results have cost, in cache reads since they left the newest
-    `keep_last`, `PAYBACK` times what compacting writes again (the list from the first
-    of them, their stubs, of at most `budget` tokens each, in their place). False when
-    there is none. The list alone is read: a result `compact` would keep (pinned, an
-    Action whose outcome is unknown) counts as old here, where `compact(cache_prices=)`
-    decides on the results it may stub."""
+    docstring), worked out from the list alone: each old result's stub is estimated at
+    `STUB_HEAD` tokens and a gist of `stub_budget` (within `budget`). False when there
+    is none. A result `compact` would keep (pinned, an Action whose outcome is unknown,
+    one whose stub would save nothing) counts here; `compact(cache_prices=)` decides
+    on the stubs it can make. `tokenizer` counts, as in `compact`."""
     whole_number("keep_last", keep_last, 0)
     whole_number("budget", budget, MIN_BUDGET)
-    prices = CachePrices() if prices is None else checked_prices(prices)
+    prices = CachePrices() if cache_prices is None else checked_prices(cache_prices)
     messages = views(messages)[0]
-    conversation = parse(messages, format)
+    with using_tokenizer(tokenizer):
+        conversation = parse(messages, format)
+        stubs = estimated(conversation, keep_last, budget)
+        return pays(conversation, messages, stubs, keep_last, prices)
+
+
+def estimated(conversation: Conversation, keep_last: int, budget: int) -> dict[str, int]:
+    """The old results compaction may stub, as the list alone shows them (not a replay's,
+    a stub or a small one), by call id, each with its stub's estimated tokens."""
     results = conversation.results[: max(0, len(conversation.results) - keep_last)]
-    old = [
-        r
+    return {
+        r.call_id: STUB_HEAD + stub_budget(result_tokens(r), budget)
         for r in results
         if conversation.calls[r.call_id].name != REPLAY_TOOL
         and parse_stub(r.text) is None
         and not small(r)
-    ]
-    return pays(conversation, messages, old, keep_last, prices, budget)
+    }
 
 
 def pays(
     conversation: Conversation,
     messages: Sequence[Mapping[str, Any]],
-    old: Iterable[ToolResult],
+    stubs: Mapping[str, int],
     keep_last: int,
     prices: CachePrices,
-    budget: int,
 ) -> bool:
-    """The rule, for the results in `old` (those among the newest `keep_last` are left
-    out: no request has carried them as old yet)."""
+    """The rule, for the old results `stubs` names (by call id), each with its stub's
+    tokens: what it saves a request (its tokens less its stub's), times the requests
+    that carried it since it left the newest `keep_last`, against what compacting
+    writes again. A result still among the newest `keep_last` is not counted."""
     results = conversation.results
-    position = {r.call_id: n for n, r in enumerate(results)}
     starts = [turn[0] for turn in agent_turns(conversation, messages)]  # in order
-    held = 0  # token-requests: each old result, times the requests that carried it
-    freed = 0  # what its stubs take out of the list
+    held = 0  # token-requests: what each stub saves, times the requests that carried it
+    saved = 0  # what the stubs take out of the list
     first: int | None = None
-    for result in old:
-        n = position[result.call_id]
-        if n + keep_last >= len(results):
+    for n, result in enumerate(results[: max(0, len(results) - keep_last)]):
+        stub = stubs.get(result.call_id)
+        if stub is None:
             continue
-        tokens = result_tokens(result)
+        saving = max(0, result_tokens(result) - stub)
         left = results[n + keep_last].index  # the message it left the newest keep_last at
         carried = 1 + len(starts) - bisect.bisect_right(starts, left)  # the next one too
-        held += tokens * carried
-        freed += tokens - min(tokens, _STUB_HEAD + stub_budget(tokens, budget))
-        first = result.index if first is None else min(first, result.index)
+        held += saving * carried
+        saved += saving
+        first = result.index if first is None else first
     if first is None:
         return False
-    rewrite = message_tokens(messages[first:]) - freed
+    rewrite = message_tokens(messages[first:]) - saved
     return prices.read * held >= PAYBACK * prices.write * max(rewrite, 0)
 
 

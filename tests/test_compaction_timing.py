@@ -39,23 +39,24 @@ def history(pages: int, small: int) -> list[dict[str, Any]]:
 
 
 def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.CachePrices) -> bool:
-    """The documented rule, worked out here from the list: each old page's tokens times
-    the requests that carried it since it left the newest `keep` (the next one too),
-    against what compacting writes again from the first page on, its stubs in the
-    pages' place (20 tokens and a gist of 1% of the page, 12 to 120)."""
+    """The documented rule, worked out here from the list: what each old page's stub
+    would save (20 tokens and a gist of 1% of the page, 12 to 120), times the requests
+    that carried it since it left the newest `keep` (the next one too), against what
+    compacting writes again from the first page on, its stubs in the pages' place."""
     results = [n for n, m in enumerate(messages) if m["role"] == "tool"]
     agents = [n for n, m in enumerate(messages) if m["role"] == "assistant"]
-    held = rewrite_from = old = 0
+    held = rewrite_from = saved = 0
     for k, index in enumerate(results[: len(results) - keep]):
         text = messages[index]["content"]
         if text == "ok":
             continue
-        left = results[k + keep]
-        held += ad.count_tokens(text) * (1 + sum(1 for a in agents if a > left))
         tokens = ad.count_tokens(text)
-        old += tokens - (20 + min(120, max(12, round(tokens / 100))))
+        saving = tokens - (20 + min(120, max(12, round(tokens / 100))))
+        left = results[k + keep]
+        held += saving * (1 + sum(1 for a in agents if a > left))
+        saved += saving
         rewrite_from = rewrite_from or index
-    rewrite = ad.message_tokens(messages[rewrite_from:]) - old
+    rewrite = ad.message_tokens(messages[rewrite_from:]) - saved
     return prices.read * held >= ad.PAYBACK * prices.write * rewrite
 
 
@@ -82,8 +83,8 @@ def test_nothing_old_or_only_stubs_never_pays() -> None:
 def test_a_dear_cache_write_puts_it_off() -> None:
     messages = history(2, 30)
     assert ad.compaction_pays(messages, keep_last=3)
-    assert not ad.compaction_pays(messages, keep_last=3, prices=ad.CachePrices(write=40.0))
-    assert not ad.compaction_pays(messages, keep_last=3, prices=ad.CachePrices(read=0.0))
+    assert not ad.compaction_pays(messages, keep_last=3, cache_prices=ad.CachePrices(write=40.0))
+    assert not ad.compaction_pays(messages, keep_last=3, cache_prices=ad.CachePrices(read=0.0))
 
 
 def test_compact_with_cache_prices_acts_under_the_trigger_only_when_it_pays() -> None:
@@ -230,7 +231,7 @@ def test_old_images_are_counted_as_the_request_counts_them() -> None:
 @pytest.mark.parametrize("prices", [{"read": 0.1}, 0.1, ad.CachePrices, {}])
 def test_compaction_pays_refuses_prices_of_another_kind(prices: Any) -> None:
     with pytest.raises(ad.ArgumentError, match=r"cache prices are ad\.CachePrices"):
-        ad.compaction_pays(history(0, 0), prices=prices)
+        ad.compaction_pays(history(0, 0), cache_prices=prices)
 
 
 def test_a_price_too_large_for_a_float_is_refused_in_one_line() -> None:
@@ -238,3 +239,28 @@ def test_a_price_too_large_for_a_float_is_refused_in_one_line() -> None:
         ad.CachePrices(read=10**400)
     assert str(caught.value).startswith("CachePrices.read must be finite and 0 or more, not ")
     assert "\n" not in str(caught.value)
+
+
+def test_results_whose_stubs_would_save_nothing_do_not_pay_for_others() -> None:
+    """Mid-size results compaction leaves whole (their stub would be as long) keep
+    nothing due: a page that has just become old waits as it would alone."""
+    mid = [{"role": "user", "content": "task"}]
+    for k in range(300):
+        mid += turn(k, f"r{k} " + "w " * 60)
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    assert under_the_trigger(mid, kit).evicted == []  # none of them is worth a stub
+    fresh = [*turn(1000, "page\n" + PAGE), *turn(1001, "ok"), *turn(1002, "ok"), *turn(1003, "ok")]
+    assert not ad.compaction_pays([{"role": "user", "content": "task"}, *fresh], keep_last=3)
+    assert under_the_trigger([*mid, *fresh], kit).evicted == []
+
+
+def test_deciding_not_to_act_leaves_the_store_alone() -> None:
+    """Under the trigger, a list that does not pay is not ingested: the decision reads
+    the list, and the store only once it may pay."""
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    messages = history(6, 2)
+    assert not ad.compaction_pays(messages, keep_last=3)
+    assert under_the_trigger(messages, kit).evicted == []
+    assert list(kit.store.records()) == []
+    done = under_the_trigger(history(6, 40), kit)  # once it pays, it ingests and stubs
+    assert len(done.evicted) == 6 and len(list(kit.store.records())) >= 6

@@ -58,6 +58,7 @@ from ._costs import (
 from ._needs import Needs, Source, needs_of
 from ._sessions import Session
 from ._settings import (
+    DEFAULT_BUDGET,
     DEFAULT_CACHE_READ,
     DEFAULT_CACHE_WRITE,
     DEFAULT_CLEAR_AT_LEAST,
@@ -164,11 +165,13 @@ class _Replay:
             return None
         if request > self.settings.trigger:
             return "trigger"
+        settings = self.settings
         if self.kit is not None and compaction_pays(
             self._base(),
-            keep_last=self.settings.keep,
-            prices=self._prices(),
+            keep_last=settings.keep,
+            cache_prices=self._prices(),
             format=self.session.shape,
+            budget=DEFAULT_BUDGET if settings.budget is None else settings.budget,
         ):
             return "early"
         return None

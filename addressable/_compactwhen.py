@@ -151,7 +151,9 @@ def pays(
         stub = stubs.get(result.call_id)
         if stub is None:
             continue
-        saving = max(0, result_tokens(result) - stub)
+        saving = result_tokens(result) - stub
+        if saving <= 0:
+            continue  # its stub would save nothing: it stays, and writes nothing again
         left = results[n + keep_last].index  # the message it left the newest keep_last at
         carried = 1 + len(starts) - bisect.bisect_right(starts, left)  # the next one too
         held += saving * carried

@@ -30,6 +30,7 @@ import addressable as ad
 
 MODEL = "claude-sonnet-4-5"
 TASK = "Which of these modules are thread-safe?"
+TRIGGER = 100_000
 """
 
 # The recipes in README order, and the client each one is handed.

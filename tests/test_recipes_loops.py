@@ -15,6 +15,9 @@ from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_ki
 
 MODEL = "claude-sonnet-5-5"
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
+# The context a loop allows before it compacts (100_000, say, in the README): the
+# scripted session is short, so here every request is over it.
+TRIGGER = 1
 
 
 @pytest.fixture
@@ -49,7 +52,8 @@ def test_anthropic_messages_loop(kit: ad.Toolkit) -> None:
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": b.id, "content": kit.handle(b.name, b.input)}
             for b in resp.content if b.type == "tool_use"]})
-        messages = ad.compact(messages, kit=kit, keep_last=2).messages
+        messages = ad.compact(messages, kit=kit, keep_last=2, trigger_tokens=TRIGGER,
+                              cache_prices=ad.CachePrices()).messages
     # fmt: on
     # ---------------------------------------------------------------------------------
     check(model, kit)
@@ -73,7 +77,8 @@ def test_openai_chat_completions_loop(kit: ad.Toolkit) -> None:
         messages += [{"role": "tool", "tool_call_id": c.id,
                       "content": kit.handle(c.function.name, c.function.arguments)}
                      for c in msg.tool_calls if c.type == "function"]
-        messages = ad.compact(messages, kit=kit, keep_last=2).messages
+        messages = ad.compact(messages, kit=kit, keep_last=2, trigger_tokens=TRIGGER,
+                              cache_prices=ad.CachePrices()).messages
     # fmt: on
     # ---------------------------------------------------------------------------------
     check(model, kit)
@@ -97,7 +102,8 @@ def test_openai_responses_loop(kit: ad.Toolkit) -> None:
             break
         items += [{"type": "function_call_output", "call_id": c.call_id,
                    "output": kit.handle(c.name, c.arguments)} for c in calls]
-        items = ad.compact(items, kit=kit, keep_last=2).messages
+        items = ad.compact(items, kit=kit, keep_last=2, trigger_tokens=TRIGGER,
+                           cache_prices=ad.CachePrices()).messages
     # fmt: on
     # ---------------------------------------------------------------------------------
     check(model, kit)

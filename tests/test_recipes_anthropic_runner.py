@@ -14,6 +14,9 @@ from addressable.integrations.anthropic import async_runner_tools, compact_runne
 from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
+# The context a loop allows before it compacts (100_000, say, in the README): the
+# scripted session is short, so here every request is over it.
+TRIGGER = 1
 
 
 def test_the_tool_runner_compacts_between_turns(disk_kit: ad.Toolkit) -> None:
@@ -28,7 +31,8 @@ def test_the_tool_runner_compacts_between_turns(disk_kit: ad.Toolkit) -> None:
         messages=[{"role": "user", "content": TASK}],
     )
     for _message in runner:
-        compact_runner(runner, kit, keep_last=2)
+        compact_runner(runner, kit, keep_last=2, trigger_tokens=TRIGGER,
+                       cache_prices=ad.CachePrices())
     # fmt: on
     assert len(model.bodies) == len(MODULES) + 2
     assert model.stubs_sent > 0
@@ -53,7 +57,8 @@ def test_the_async_tool_runner_compacts_between_turns(disk_kit: ad.Toolkit) -> N
             messages=[{"role": "user", "content": TASK}],
         )
         async for _message in runner:
-            compact_runner(runner, kit, keep_last=2)
+            compact_runner(runner, kit, keep_last=2, trigger_tokens=TRIGGER,
+                           cache_prices=ad.CachePrices())
         # fmt: on
         return await runner.until_done()
 

@@ -13,6 +13,9 @@ from addressable.integrations.langgraph import pre_model_hook, tools
 from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
+# The context a loop allows before it compacts (100_000, say, in the README): the
+# scripted session is short, so here every request is over it.
+TRIGGER = 1
 
 
 # create_react_agent (the home of pre_model_hook) warns that it moved to langchain.agents
@@ -26,7 +29,8 @@ def test_the_react_agent_compacts_its_state(disk_kit: ad.Toolkit) -> None:
         model="gpt-4o", api_key="x", http_client=httpx2.Client(transport=model.transport())
     )
     # fmt: off
-    agent = create_react_agent(llm, tools(kit), pre_model_hook=pre_model_hook(kit, keep_last=2))
+    hook = pre_model_hook(kit, keep_last=2, trigger_tokens=TRIGGER, cache_prices=ad.CachePrices())
+    agent = create_react_agent(llm, tools(kit), pre_model_hook=hook)
     state = agent.invoke({"messages": [("user", TASK)]}, {"recursion_limit": 50})
     # fmt: on
     assert state["messages"][-1].content == ANSWER

@@ -15,6 +15,9 @@ from addressable.integrations.openai_agents import input_filter, tools
 from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
+# The context a loop allows before it compacts (100_000, say, in the README): the
+# scripted session is short, so here every request is over it.
+TRIGGER = 1
 
 
 # Runner.run rather than run_sync: run_sync leaves the event loop it makes open.
@@ -25,8 +28,9 @@ def test_the_agents_runner_compacts_every_model_call(disk_kit: ad.Toolkit) -> No
     llm = OpenAIResponsesModel(model="gpt-4o", openai_client=client)
     # fmt: off
     agent = Agent(name="researcher", instructions="Use the tools.", model=llm, tools=tools(kit))
-    config = RunConfig(call_model_input_filter=input_filter(kit, keep_last=2),
-                       tracing_disabled=True)
+    compacting = input_filter(kit, keep_last=2, trigger_tokens=TRIGGER,
+                              cache_prices=ad.CachePrices())
+    config = RunConfig(call_model_input_filter=compacting, tracing_disabled=True)
     result = asyncio.run(Runner.run(agent, TASK, run_config=config))
     # fmt: on
     assert result.final_output == ANSWER

@@ -27,14 +27,12 @@ import math
 import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ._errors import ArgumentError
-from ._evictplan import agent_turns, small
+from ._evictplan import agent_turns, kept_whole, small
 from ._messages import MESSAGE_OVERHEAD, Conversation, ToolResult, message_tokens, parse
-from ._replaytool import NAME as REPLAY_TOOL
 from ._sdkviews import views
-from ._stubs import parse_stub
 from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, stub_budget
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from .ids import whole_number
@@ -73,15 +71,24 @@ class CachePrices:
     def __post_init__(self) -> None:
         for name in ("read", "write"):
             value: object = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            fault = self.fault(value)
+            if fault == "type":
                 raise ArgumentError(f"CachePrices.{name} must be a number, not {value!r}")
-            try:
-                finite = math.isfinite(value)
-            except OverflowError:  # an int too large for a float
-                finite = False
-            if not finite or value < 0:
+            if fault == "range":
                 shown = reprlib.repr(value)
                 raise ArgumentError(f"CachePrices.{name} must be finite and 0 or more, not {shown}")
+
+    @staticmethod
+    def fault(value: object) -> Literal["type", "range"] | None:
+        """Why `value` cannot be a price: "type" (not an int or float, or a bool),
+        "range" (not finite, negative, or an int too large for a float), else None."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "type"
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an int too large for a float
+            return "range"
+        return None if finite and value >= 0 else "range"
 
 
 def checked_prices(prices: object) -> CachePrices:
@@ -125,9 +132,7 @@ def estimated(conversation: Conversation, keep_last: int, budget: int) -> dict[s
     return {
         r.call_id: STUB_HEAD + stub_budget(result_tokens(r), budget)
         for r in results
-        if conversation.calls[r.call_id].name != REPLAY_TOOL
-        and parse_stub(r.text) is None
-        and not small(r)
+        if not kept_whole(conversation, r) and not small(r)
     }
 
 

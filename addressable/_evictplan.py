@@ -71,8 +71,7 @@ def evictable(
     for result in older:
         call = conversation.calls[result.call_id]
         if (
-            call.name == REPLAY_TOOL
-            or parse_stub(result.text) is not None
+            kept_whole(conversation, result)
             or result.call_id in pins
             or small(result) != (small_after is not None)
             or (small_after is not None and result.index <= small_after)
@@ -107,6 +106,14 @@ def evictable(
         for result, record, signature in found
         if result.call_id not in pending.values()  # it stays whole
     ]
+
+
+def kept_whole(conversation: Conversation, result: ToolResult) -> bool:
+    """What the list alone says is never evicted: a replay's result, or a stub."""
+    return (
+        conversation.calls[result.call_id].name == REPLAY_TOOL
+        or parse_stub(result.text) is not None
+    )
 
 
 def small(result: ToolResult) -> bool:

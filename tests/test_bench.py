@@ -400,6 +400,8 @@ def test_the_library_refuses_them_too() -> None:
         bench([s], trigger="x", keep=3)  # type: ignore[arg-type]
     with pytest.raises(ad.ArgumentError, match="window must be 1 or more, not -3"):
         simulate(s, "none", trigger=1000, keep=3, kit_for=fresh_kit, window=-3)
+    with pytest.raises(ad.ArgumentError, match="cache_read must be a finite price of 0 or"):
+        bench([s], trigger=1000, keep=3, cache_read=10**400)  # too large for a float
 
 
 def test_a_malformed_line_is_named_and_the_others_run(

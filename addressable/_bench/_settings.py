@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import inspect
-import math
+import reprlib
 from typing import Any
 
 from .. import MIN_BUDGET, ArgumentError, CachePrices, compact
@@ -69,10 +69,12 @@ def check_settings(
         elif value < least:
             problems.append(f"{name(setting)} must be {least} or more, not {value}")
     for setting, price in (("cache_read", cache_read), ("cache_write", cache_write)):
-        if isinstance(price, bool) or not isinstance(price, int | float):
+        fault = CachePrices.fault(price)
+        if fault == "type":
             problems.append(f"{name(setting)} must be a number, not {price!r}")
-        elif not math.isfinite(price) or price < 0:
-            problems.append(f"{name(setting)} must be a finite price of 0 or more, not {price}")
+        elif fault == "range":
+            shown = reprlib.repr(price)
+            problems.append(f"{name(setting)} must be a finite price of 0 or more, not {shown}")
     if problems:
         raise ArgumentError("; ".join(problems))
 

@@ -161,11 +161,11 @@ class _Replay:
         """Whether the strategy acts before this request: "trigger" over the trigger;
         "early" under it, for the addressable strategies, once compacting may pay (the
         list says so; `compact` decides on the results it may stub)."""
+        settings = self.settings
         if self.strategy == "none":
             return None
-        if request > self.settings.trigger:
+        if request > settings.trigger:
             return "trigger"
-        settings = self.settings
         if self.kit is not None and compaction_pays(
             self._base(),
             keep_last=settings.keep,

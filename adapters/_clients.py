@@ -54,6 +54,7 @@ HTTP_LOGGERS = (
 HTTP_ERRORS = _errors("HTTPError")  # every failure of a call, in either stack
 TIMEOUTS = _errors("TimeoutException")
 NOT_CONNECTED = _errors("ConnectError", "ConnectTimeout", "PoolTimeout")
+INVALID_URL = _errors("InvalidURL")  # not an HTTPError: a redirect's Location may raise it
 
 
 class _Builds(Protocol):

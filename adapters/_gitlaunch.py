@@ -55,9 +55,13 @@ _OPTIONS: dict[str, dict[str, How]] = {
     "svn": {"--authors-prog": "refused"},
 }
 _VALUED = {"grep": frozenset({"-e", "-f"})}  # a pattern is not an option: -e -Oops
-# Commands that exist to run a command line (remote-ext: its address is one), and
-# those whose first word after their options is one that does.
-_RUNS = frozenset({"filter-branch", "send-email", "instaweb", "remote-ext"})
+# Commands that exist to run a command line (remote-ext: its address is one;
+# merge-index: its first word is a program; for-each-repo: its words are a git command
+# run in each repository a setting names), and those whose first word after their
+# options is one that does.
+_RUNS = frozenset(
+    {"filter-branch", "send-email", "instaweb", "remote-ext", "merge-index", "for-each-repo"}
+)
 _RUNS_WITH = {"bisect": "run", "submodule": "foreach"}
 _BISECT_SHOWS = frozenset({"view", "visualize"})  # they run a command their words name
 
@@ -83,7 +87,7 @@ _CONFIG_WRITES = frozenset({"set", "unset", "rename-section", "remove-section", 
 def check_git(tool: str, args: Sequence[str], check: Check) -> None:
     """`ScopeError` if git, given `args`, would start a program that `check` refuses
     or one no check can read, or would run something other than its own command."""
-    at = _command_at(tool, args)
+    at = command_at(tool, args)
     if at >= len(args):
         return
     command, rest = _AS_COMMAND.get(args[at], args[at]), args[at + 1 :]
@@ -109,7 +113,7 @@ def check_git(tool: str, args: Sequence[str], check: Check) -> None:
     scan(tool, f"git {command}", rest, spec, check)
 
 
-def _command_at(tool: str, args: Sequence[str]) -> int:
+def command_at(tool: str, args: Sequence[str]) -> int:
     """Where git's command is in `args`, after its global options (`len(args)` when
     there is none); `ScopeError` for an option that sets configuration or that this
     adapter does not know."""

@@ -43,7 +43,7 @@ import httpx
 
 import addressable as ad
 
-from ._clients import NOT_CONNECTED, TIMEOUTS, AsyncClient, SyncClient
+from ._clients import INVALID_URL, NOT_CONNECTED, TIMEOUTS, AsyncClient, SyncClient
 from ._decode import ACCEPTED, STEP, BadAnswer, Inflate, layers, through
 from ._transport import CALL_END
 from ._urls import origin, shown_url, url_problem
@@ -122,7 +122,8 @@ class Exchange:
             while current is not None:
                 self._ready(current)
                 self._started = True
-                response = client.send(current, stream=True, **self._auth())
+                with self._location_read():
+                    response = client.send(current, stream=True, **self._auth())
                 try:
                     current = self._next(response, client.max_redirects)
                     if current is None:
@@ -152,7 +153,8 @@ class Exchange:
                 while current is not None:
                     self._ready(current)
                     self._started = True
-                    response = await client.send(current, stream=True, **self._auth())
+                    with self._location_read():
+                        response = await client.send(current, stream=True, **self._auth())
                     try:
                         current = self._next(response, client.max_redirects)
                         if current is None:
@@ -171,6 +173,19 @@ class Exchange:
             if time.monotonic() >= self.end - _EARLY:
                 raise self.exceeded() from exc
             raise
+
+    @contextmanager
+    def _location_read(self) -> Iterator[None]:
+        """A redirect whose Location the client cannot make a URL of (it raises
+        `InvalidURL` while it answers: every URL it is given was checked before) is a
+        `BadAnswer`, as a Location refused by `url_problem` is."""
+        try:
+            yield
+        except INVALID_URL:
+            raise BadAnswer(
+                f"{self.what}: the server redirected to a Location that is not a URL "
+                "that can be fetched"
+            ) from None
 
     def _auth(self) -> dict[str, Any]:
         """How the next request is sent: no redirect followed by the client, and once the

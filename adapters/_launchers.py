@@ -38,8 +38,10 @@ import addressable as ad
 # - "command+": the same, or up to "+" right after "{}" (find -exec);
 # - "line": its value is a command line: plain words, checked as a command (tar -I);
 # - "program": its value names one program, run without a shell (rg --pre);
-# - "refused": its value is run by a shell or reaches a program no check sees.
-How = Literal["command", "command+", "line", "program", "refused"]
+# - "refused": its value is run by a shell or reaches a program no check sees;
+# - "setting": its value is a setting, `Name=value` or `Name value` (ssh -o), refused
+#   when the setting's name is one of `_RUNNING_SETTINGS`.
+How = Literal["command", "command+", "line", "program", "refused", "setting"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,25 @@ _TAR = Spec(
     clusters=True,
     dash_values=True,
 )
+# ssh settings that run a local command line or load code: ProxyCommand and the like,
+# and those that read more settings (a file the model wrote, or `Match exec`).
+_RUNNING_SETTINGS = frozenset(
+    {
+        "proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand",
+        "pkcs11provider", "securitykeyprovider", "include", "match", "host",
+    }
+)  # fmt: skip
+
+
+def _ssh(valued: str, **more: How) -> Spec:
+    """How ssh, scp and sftp read their options: `-o` a setting, `-F` a settings file
+    (refused: it can hold any setting), and `more` of each program's own; `valued`
+    are the letters of its other options that take a value."""
+    options: dict[str, How] = {"-o": "setting", "-F": "refused"}
+    options |= {f"-{letter}": how for letter, how in more.items()}
+    return Spec(options, frozenset("-" + letter for letter in valued), clusters=True)
+
+
 _SPECS: dict[str, Spec] = {
     "find": _FIND,
     "fd": _FD,
@@ -115,6 +136,23 @@ _SPECS: dict[str, Spec] = {
     ),
     # zip runs -TT through system(); it is a two-letter option, found in any cluster.
     "zip": Spec({"-TT": "line", "--unzip-command": "line"}, clusters=True),
+    # wget asks the program --use-askpass names for a password; -e runs a wgetrc line,
+    # which can name that program too, as can the file --config names.
+    "wget": Spec(
+        {
+            "--use-askpass": "program",
+            "-e": "refused",
+            "--execute": "refused",
+            "--config": "refused",
+        },
+        frozenset("-" + c for c in "oaiBtOTwQPUlARDIX"),
+        clusters=True,
+    ),
+    # ssh -I loads a PKCS#11 library; scp and sftp run -S's program in ssh's place and
+    # -D's as their server; sftp runs a batch file's `!command` lines (-b).
+    "ssh": _ssh("BbcDEeiJLlmOPpQRSWw", I="refused"),
+    "scp": _ssh("ciJlPX", S="program", D="refused"),
+    "sftp": _ssh("BciJlPRsX", S="program", D="refused", b="refused"),
 }
 # go: `-flag`, `--flag`, either with `=value`; -exec and -toolexec are split by go.
 _GO: dict[str, How] = {"exec": "line", "toolexec": "line", "vettool": "program"}
@@ -283,6 +321,11 @@ def _launch(tool: str, program: str, option: str, how: How, value: str, check: C
     """Check the program `option`'s `value` makes `program` start, as `how` says."""
     if how == "refused":
         refuse(tool, program, option)
+    if how == "setting":
+        name = re.split(r"[\s=]", value.strip(), maxsplit=1)[0].lower()
+        if name in _RUNNING_SETTINGS:
+            refuse(tool, program, f"{option} {name}")
+        return
     if how == "program":
         if value:
             check([value])

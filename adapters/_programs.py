@@ -6,13 +6,15 @@ it is at HEAD)."""
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 import addressable as ad
 
+from ._command import words
 from ._git import clean_at_head, commit_of
-from ._gitlaunch import check_git
+from ._gitlaunch import check_git, command_at
 from ._launchers import check_launches
 
 _GIT_SHOW = re.compile(r"^git\s+show\s+([^\s:]+):(\S+)$")
@@ -36,7 +38,13 @@ RUNNERS = frozenset(
         "run-parts", "start-stop-daemon", "firejail", "bwrap", "exec", "command",
         "setarch", "linux32", "linux64", "i386", "x86_64", "ld.so", "ld-linux.so.2",
         "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-musl-x86_64.so.1",
-        "eval", "builtin",
+        "eval", "builtin", "ssh-agent", "dbus-run-session", "dbus-launch", "valgrind",
+        "gdb", "lldb", "tmux", "screen", "byobu", "catchsegv", "faketime", "fakeroot",
+        "fakechroot", "proot", "torsocks", "proxychains", "proxychains4", "numactl",
+        "cgexec", "xvfb-run", "perf", "systemd-inhibit", "chpst", "daemonize", "sshpass",
+        "gosu", "su-exec", "setuidgid", "chronic", "ifne", "sem", "hyperfine",
+        "watchexec", "entr", "rlwrap", "tini", "dumb-init", "at", "batch", "cpulimit",
+        "trickle", "capsh", "schroot", "nsjail", "minijail0", "catatonit",
     }
 )  # fmt: skip
 
@@ -119,28 +127,42 @@ def check_command(
         check_launches(tool, argv, nested)
 
 
+def command_forms(text: str, argv: Sequence[str], shell: bool) -> tuple[str, ...]:
+    """The forms of a command that `pure=` and `writes=` prefixes are matched against:
+    its words as they run (`'rm'  x` is `rm x`), its text as written (for a prefix with
+    a quote or `>` in it), and for git, its words without git's options before its
+    command (`git -C sub --no-pager commit` is `git commit`)."""
+    forms = [words(text, list(argv), shell), text.lstrip()]
+    if not shell and PurePosixPath(argv[0]).name.lower() == "git":
+        try:
+            at = command_at("", argv[1:])
+        except ad.ScopeError:  # an option git's checks refuse (with allow_shell): as written
+            at = 0
+        if at:
+            forms.append(shlex.join(["git", *argv[1 + at :]]))
+    return tuple(forms)
+
+
 def classify(
     cwd: Path,
-    words: str,
+    forms: Sequence[str],
     text: str,
     pure: tuple[bool | None, tuple[str, ...]],
     writes: tuple[bool | None, tuple[str, ...]],
 ) -> tuple[ad.Determinism, str | None]:
     """The determinism and key of a command run in `cwd`. `pure` and `writes` are each
     what the call said (True, False, or None for "by the prefixes") and the adapter's
-    prefixes, matched against the command's `words` as they run (`'rm'  x` is `rm x`)
-    and against its text as written (a prefix with a quote or `>` in it); a `git show`
-    is matched against its text."""
-    written = text.lstrip()
+    prefixes, matched against the command's `forms` (`command_forms`); a `git show` is
+    matched against its text."""
     said, prefixes = writes
-    if said or (said is None and prefixes and _starts(prefixes, words, written)):
+    if said or (said is None and prefixes and _starts(prefixes, *forms)):
         return ad.Determinism.SIDE_EFFECT, None
     if match := _GIT_SHOW.match(text):
         commit = commit_of(cwd, match[1])
         if commit:
             return ad.Determinism.DETERMINISTIC, f"{match[2]}@{commit}"
     said, prefixes = pure
-    if said or (said is None and prefixes and _starts(prefixes, words, written)):
+    if said or (said is None and prefixes and _starts(prefixes, *forms)):
         return ad.Determinism.DETERMINISTIC, None
     return ad.Determinism.NONDETERMINISTIC, None
 

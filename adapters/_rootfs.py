@@ -14,6 +14,7 @@ import errno
 import os
 import secrets
 import stat
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
 from typing import BinaryIO
@@ -277,14 +278,21 @@ def write_atomically(name: str, data: bytes, folder: int | None = None, mode: in
         raise
 
 
-def check_path(path: object, argument: str, tool: str) -> None:
+def check_path(path: object, argument: str, tool: str, printable: bool = False) -> None:
     """Refuse, with `ArgumentError` naming `argument`, a path no file can have: not a
-    string, one holding a NUL, one that is not UTF-8 text, or one too long."""
+    string, one holding a NUL, one that is not UTF-8 text, or one too long; with
+    `printable`, also one holding a control character (a newline would let a message
+    that shows the path as it is say more than it is)."""
     where = f"{tool}: argument {argument!r}"
     if not isinstance(path, str):
         raise ad.ArgumentError(f"{where} must be a string, not {type(path).__name__}")
     if "\x00" in path:
         raise ad.ArgumentError(f"{where} holds a NUL character, which no path can hold")
+    if printable and any(unicodedata.category(c) == "Cc" for c in path):
+        raise ad.ArgumentError(
+            f"{where} holds a control character ({path[:80]!r}): name a path of "
+            "printable characters"
+        )
     found = ad.ids.lone_surrogate(path, where)
     if found:
         raise ad.ArgumentError(found)

@@ -271,7 +271,7 @@ class Memory(Adapter):
         the path as the model should see it. Without `follow`, the folder that holds it
         is resolved but its last name is kept, so that a symlink there is what is named
         (to be removed or moved), not what it names."""
-        check_path(path, argument, self.name)
+        check_path(path, argument, self.name, printable=True)  # its messages show it as is
         posix = PurePosixPath(path)
         if posix.is_absolute():
             try:

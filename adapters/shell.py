@@ -11,12 +11,12 @@ from typing import Any
 import addressable as ad
 
 from ._base import Adapter, schema
-from ._command import is_number, split_command, timeout_seconds, words
+from ._command import is_number, split_command, timeout_seconds
 from ._git import ENV_ALLOW
 from ._http import DEFAULT_MAX_BYTES, ResponseTooLarge
 from ._process import Ran, run
 from ._programs import RUNNERS as RUNNERS
-from ._programs import allowed_programs, cat_key, check_command, classify, listed
+from ._programs import allowed_programs, cat_key, check_command, classify, command_forms, listed
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
@@ -168,9 +168,8 @@ class Shell(Adapter):
         if shell:
             args["shell"] = True
         ad.ids.canonical_args(args)  # ArgumentError before anything runs (git included)
-        run_as = words(text, argv, shell)
         said = (pure, self.pure), (writes, self.writes)
-        determinism, key = classify(self.cwd, run_as, text, *said)
+        determinism, key = classify(self.cwd, command_forms(text, argv, shell), text, *said)
         try:
             proc = subprocess.Popen(
                 argv,

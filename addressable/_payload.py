@@ -56,7 +56,7 @@ def decode_text(data: bytes, media_type: str) -> str:
     """The payload as text, in the charset its media type names (UTF-8 otherwise);
     bytes that do not decode become U+FFFD rather than an error."""
     try:
-        return data.decode(_charset(media_type), errors="replace")
+        return data.decode(charset_of(media_type), errors="replace")
     except UnicodeError:  # a codec that fails whatever `errors` says
         return data.decode("utf-8", errors="replace")
 
@@ -68,7 +68,7 @@ def payload_text(payload: bytes, media_type: str | None = None) -> str | None:
     names none, or one that is not a charset Python knows). Then they are text when the
     media type says so (``text/*``, JSON, XML, or any that names a charset); otherwise,
     with no media type or a binary one, only when they hold no NUL byte."""
-    charset = _charset(media_type) if media_type else "utf-8"
+    charset = charset_of(media_type) if media_type else "utf-8"
     try:
         text = payload.decode(charset)
     except UnicodeError:
@@ -89,7 +89,7 @@ def _says_text(media_type: str) -> bool:
     )
 
 
-def _charset(media_type: str) -> str:
+def charset_of(media_type: str) -> str:
     """The charset a media type names, if Python knows it as one (a server may name
     anything: `base64` is a codec of bytes, `idna` one of host names, `undefined` one
     that always fails); else UTF-8."""

@@ -6,6 +6,7 @@ model's tools, messages, compaction or the state document.
 
 from __future__ import annotations
 
+import codecs
 import contextvars
 import functools
 from collections.abc import Callable, Mapping
@@ -23,7 +24,7 @@ from ._models import (
     member,
     stored_result,
 )
-from ._payload import TEXT
+from ._payload import TEXT, charset_of
 from ._secrets import Secrets
 from ._stores import KeyValueStore, Store
 from ._stores._codec import NewFields, new_record
@@ -219,7 +220,7 @@ class Recorder:
         if self.secrets:
             # Credentials never reach the store: every value the toolkit has resolved is
             # masked, as written or encoded, in every field that can carry text.
-            payload = self.secrets.mask_bytes(payload)
+            payload = masked_payload(self.secrets, payload, options.get("media_type"))
             masked = self.secrets.mask_json(args)
             if masked is not args:
                 args, args_json = masked, canonical_args(masked)
@@ -320,6 +321,16 @@ def ingested_options(
     return options
 
 
+def masked_payload(secrets: Secrets, payload: bytes, media_type: object) -> bytes:
+    """`payload` as it is stored: every value `secrets` resolved masked, in UTF-8 and,
+    when its media type names another charset, as it reads in that one."""
+    payload = secrets.mask_bytes(payload)
+    charset = charset_of(media_type) if isinstance(media_type, str) else "utf-8"
+    if codecs.lookup(charset).name != "utf-8":
+        payload = secrets.mask_in(payload, charset)
+    return payload
+
+
 def find_ingested(
     store: Store,
     secrets: Secrets,
@@ -335,7 +346,7 @@ def find_ingested(
     key = f"call:{call_id}"
     args_json = canonical_args(arguments)
     if secrets:  # what was stored is masked: compare with that
-        payload = secrets.mask_bytes(payload)
+        payload = masked_payload(secrets, payload, TEXT)
         args_json = canonical_args(secrets.mask_json(arguments))
     digest = content_hash(payload)
     if determinism is not Determinism.SIDE_EFFECT:

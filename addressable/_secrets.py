@@ -226,6 +226,18 @@ class Secrets:
         matcher = self._current()
         return data if matcher is None else matcher.mask_bytes(data)
 
+    def mask_in(self, data: bytes, charset: str) -> bytes:
+        """`data`, text in `charset`, with every known value masked as it reads in that
+        charset (UTF-16, a Latin or an EBCDIC code page: `mask_bytes` sees only UTF-8):
+        when one is found, the text, decoded as a reader would (undecodable bytes
+        replaced), masked and encoded again; else `data` itself."""
+        matcher = self._current()
+        if matcher is None:
+            return data
+        text = data.decode(charset, errors="replace")
+        masked = matcher.mask(text)
+        return data if masked == text else masked.encode(charset, errors="replace")
+
     def mask_json(self, value: Any) -> Any:
         """A JSON-like value (dicts, lists, tuples, strings, scalars) with every string
         in it, keys included, masked; the very same object when nothing was masked."""

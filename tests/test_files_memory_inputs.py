@@ -606,3 +606,27 @@ def test_a_folder_delete_that_fails_before_removing_anything_is_not_applied(
     monkeypatch.undo()
     memory("delete", path="/memories/d")
     assert everything(box) == ["root"]
+
+
+@pytest.mark.parametrize(
+    ("command", "argument"),
+    [
+        ({"command": "view", "path": "/memories/x\nerror: y"}, "path"),
+        ({"command": "create", "path": "/memories/a\rb", "file_text": "t"}, "path"),
+        ({"command": "delete", "path": "/memories/a\x1b[2Jb"}, "path"),
+        (
+            {"command": "rename", "old_path": "/memories/a", "new_path": "/memories/b\nc"},
+            "new_path",
+        ),
+    ],
+)
+def test_a_memory_path_with_a_control_character_is_refused_in_one_line(
+    kit: ad.Toolkit, box: Path, command: dict[str, Any], argument: str
+) -> None:
+    # Memory's messages show a path as it is: a newline in one would add a line to them.
+    Memory(kit, box / "root")
+    (box / "root" / "a").write_text("kept")
+    shown = kit.handle("memory", command)
+    assert shown.startswith("error: ArgumentError: memory: ") and "\n" not in shown
+    assert f"argument {argument!r} holds a control character" in shown
+    assert everything(box / "root") == ["a"] and records(kit, "memory") == []

@@ -298,3 +298,27 @@ def test_a_record_error_is_masked(disk_kit: ad.Toolkit, secret_env: Callable[[st
         call()
     (rec,) = kit.store.records()
     assert rec.error == "ValueError: the server refused [secret:env:PLAIN_TOKEN]"
+
+
+@pytest.mark.parametrize("charset", ["utf-16", "utf-16-be", "utf-32", "cp500", "latin-1"])
+def test_a_secret_echoed_in_the_charset_the_answer_names_is_stored_masked(
+    disk_kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str], charset: str
+) -> None:
+    # The payload is read later in the charset its media type names (replay, show, a
+    # bundle's reader, another process that never resolved the secret): it is masked
+    # as that reading spells it, not only as UTF-8 bytes.
+    value = secret_env("ECHO_TOKEN")
+    media = f"application/json; charset={charset}"
+
+    def echo(request: Request) -> Reply:
+        body = json.dumps({"you_sent": request.headers.get("Authorization")}, ensure_ascii=False)
+        return Reply(200, body.encode(charset), {"Content-Type": media})
+
+    server.routes[("GET", "/me")] = echo
+    identity = Identity(name="me", headers={"Authorization": "Bearer secret:env:ECHO_TOKEN"})
+    api = Api(disk_kit, identities=[identity], scope=Scope(origins=(server.url("/"),)))
+    result = api.get(server.url("/me"), identity="me")
+    stored = disk_kit.store.read(result.record)
+    assert value not in stored.decode(charset, errors="replace")
+    assert json.loads(stored.decode(charset)) == {"you_sent": "Bearer [secret:env:ECHO_TOKEN]"}
+    assert result.record.media_type == media

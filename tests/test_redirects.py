@@ -223,6 +223,28 @@ def test_a_redirect_to_a_host_no_lookup_takes_is_a_recorded_error(
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_location_httpx_cannot_make_a_url_of_is_a_recorded_bad_answer(
+    kit: ad.Toolkit, server: LocalServer, asynchronous: bool
+) -> None:
+    # httpx raises InvalidURL (no HTTPError) while it answers such a redirect.
+    server.routes[("GET", "/r")] = lambda r: Reply(302, b"", {"Location": "http:\\\\127.0.0.1:1/x"})
+    fetch = Fetch(kit, timeout=5)
+    with pytest.raises(BadAnswer, match="redirected to a Location"):
+        if asynchronous:
+            asyncio.run(fetch.aget(server.url("/r")))
+        else:
+            fetch(server.url("/r"))
+    shown = kit.handle("fetch", {"url": server.url("/r")})
+    assert shown.startswith("error: BadAnswer: ") and "\n" not in shown
+    api = Api(kit, identities=[Identity(name="me")], scope=Scope(origins=(server.url("/"),)))
+    with pytest.raises(BadAnswer):
+        api.get(server.url("/r"), identity="me")
+    failed = [r for r in kit.store.records() if r.status == "error"]
+    assert {r.tool for r in failed} == {"fetch", "api"}
+    assert all("BadAnswer" in (r.error or "") for r in failed)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
 def test_a_given_clients_own_auth_stays_with_the_first_origin(
     kit: ad.Toolkit, server: LocalServer, other: LocalServer, asynchronous: bool
 ) -> None:

@@ -8,6 +8,7 @@ Real subprocesses: a refused call is shown not to run by the file it would have 
 from __future__ import annotations
 
 import math
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,29 @@ def test_pure_matches_the_words_that_run(kit: ad.Toolkit, tmp_path: Path) -> Non
     shell = Shell(kit, cwd=tmp_path, pure=("wc -l",))
     assert shell("  wc  -l data.txt").record.determinism is ad.Determinism.DETERMINISTIC
     assert shell("wc -c data.txt").record.determinism is ad.Determinism.NONDETERMINISTIC
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git commit --allow-empty -q -m x",
+        "git -C . commit --allow-empty -q -m x",
+        "git --no-pager -C . commit --allow-empty -q -m x",
+        "git --git-dir=.git commit --allow-empty -q -m x",
+    ],
+)
+def test_writes_matches_git_s_command_after_its_own_options(
+    kit: ad.Toolkit, tmp_path: Path, command: str
+) -> None:
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, env=env, check=True)
+    for name, value in (("user.email", "a@example.com"), ("user.name", "A")):
+        subprocess.run(["git", "config", name, value], cwd=tmp_path, env=env, check=True)
+    shell = Shell(kit, cwd=tmp_path, allow=("git",), writes=("git commit",))
+    record = shell(command).record
+    assert record.determinism is ad.Determinism.SIDE_EFFECT
+    assert record.outcome is ad.Outcome.COMPLETED
+    assert shell("git log --oneline").text.count("\n") >= 1
 
 
 @pytest.mark.parametrize(

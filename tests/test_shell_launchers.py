@@ -84,6 +84,13 @@ ESCAPES = [
     # Global options: one git takes with a value, and one the adapter does not know.
     pytest.param("git --attr-source HEAD config alias.x '!touch pwned'", id="git --attr-source"),
     pytest.param("git --shallow-file x rebase -x 'touch pwned' HEAD", id="git --shallow-file"),
+    # Commands whose words are a program (merge-index) or git's own command line, run in
+    # each repository a setting names (for-each-repo), as git -C REPO WORDS.
+    pytest.param("git merge-index touch -a", id="git merge-index"),
+    pytest.param(
+        "git for-each-repo --config=core.bare -- -c alias.x='!touch pwned' x",
+        id="git for-each-repo",
+    ),
     # `-fprintf` takes two values for find alone: to tar and git it is -f with "printf".
     pytest.param("tar -fprintf -I 'touch pwned' notes.txt", id="tar -fprintf -I"),
     pytest.param("git grep -fprintf -O'touch pwned' one", id="git grep -fprintf -O"),
@@ -140,6 +147,24 @@ def test_without_allow_an_option_cannot_start_a_shell_either(
             ("fd", "git"),
             id="fd -x +",
         ),
+        # wget asks a program for a password; a wgetrc line or file can name one.
+        pytest.param("wget --use-askpass=./ask http://127.0.0.1:1/", ("wget",), id="wget askpass"),
+        pytest.param("wget -qe use_askpass=./ask http://127.0.0.1:1/", ("wget",), id="wget -e"),
+        pytest.param("wget --execute=x http://127.0.0.1:1/", ("wget",), id="wget --execute"),
+        pytest.param("wget --config=./rc http://127.0.0.1:1/", ("wget",), id="wget --config"),
+        # ssh settings that run a local command line, read more settings or load code.
+        pytest.param("ssh -o 'ProxyCommand=touch pwned' host", ("ssh",), id="ssh ProxyCommand"),
+        pytest.param("ssh -oproxycommand=x host", ("ssh",), id="ssh -o in its word"),
+        pytest.param("ssh -vo 'LocalCommand touch pwned' host", ("ssh",), id="ssh in a cluster"),
+        pytest.param("ssh -X -o KnownHostsCommand=x host", ("ssh",), id="ssh flag before -o"),
+        pytest.param("ssh -o 'Match exec \"touch pwned\"' host", ("ssh",), id="ssh Match"),
+        pytest.param("ssh -F ./config host", ("ssh",), id="ssh -F"),
+        pytest.param("ssh -I ./pkcs11.so host", ("ssh",), id="ssh -I"),
+        pytest.param("ssh host -o ProxyCommand=x", ("ssh",), id="ssh -o after the host"),
+        pytest.param("scp -S ./relay a host:b", ("scp",), id="scp -S"),
+        pytest.param("scp -o ProxyCommand=x a host:b", ("scp",), id="scp -o"),
+        pytest.param("sftp -b ./batch host", ("sftp",), id="sftp -b"),
+        pytest.param("sftp -D ./server host", ("sftp",), id="sftp -D"),
         # Command lines split by rsync and go themselves: plain words only.
         pytest.param(
             "rsync -e 'ssh -p 22;touch pwned' src/ host:dest/", ("rsync", "ssh"), id="rsync -e ;"
@@ -316,3 +341,34 @@ def test_programs_not_installed_are_not_refused_for_ordinary_options(
     shell = Shell(disk_kit, cwd=tmp_path, allow=allow)
     with pytest.raises(ad.ArgumentError, match="cannot start"):
         shell(command)
+
+
+@pytest.mark.parametrize(
+    ("command", "allow"),
+    [
+        pytest.param(
+            "ssh -o StrictHostKeyChecking=no -o ConnectTimeout=1 -p 1 127.0.0.1 true",
+            ("ssh",),
+            id="ssh -o a setting that runs nothing",
+        ),
+        pytest.param("wget -q -t 1 -O - http://127.0.0.1:1/", ("wget",), id="wget"),
+    ],
+)
+def test_ordinary_options_of_ssh_and_wget_still_run(
+    disk_kit: ad.Toolkit, tmp_path: Path, command: str, allow: tuple[str, ...]
+) -> None:
+    result = Shell(disk_kit, cwd=tmp_path, allow=allow)(command)
+    assert b"[exit " in result.payload and b"[exit 0]" not in result.payload  # nothing listens
+
+
+def test_for_each_repo_would_run_the_alias_it_is_given(disk_kit: ad.Toolkit, repo: Path) -> None:
+    # The route itself, shown to run a program: git for-each-repo runs `git -C false
+    # WORDS` for core.bare's value, so a repository named "false" runs the alias.
+    subprocess.run(["git", "init", "-q", "false"], cwd=repo, check=True)
+    command = "git for-each-repo --config=core.bare -- -c alias.x='!touch ../pwned' x"
+    subprocess.run(["sh", "-c", f"git {command[4:]}"], cwd=repo, capture_output=True)
+    assert (repo / "pwned").exists()
+    (repo / "pwned").unlink()
+    with pytest.raises(ad.ScopeError, match="for-each-repo"):
+        Shell(disk_kit, cwd=repo, allow=("git",))(command)
+    assert not (repo / "pwned").exists()

@@ -46,6 +46,12 @@ def _description(kit: ad.Toolkit, name: str) -> str:
         "busybox touch made.txt",
         "setarch x86_64 sh -c 'echo x > made.txt'",
         "linux64 sh -c 'echo x > made.txt'",
+        "ssh-agent sh -c 'echo x > made.txt'",
+        "dbus-run-session -- touch made.txt",
+        "valgrind -q touch made.txt",
+        "gdb -batch -ex '!touch made.txt'",
+        "tmux new -d 'touch made.txt'",
+        "hyperfine --runs 1 'touch made.txt'",
     ],
 )
 def test_without_allow_shell_no_shell_or_runner_runs(

@@ -23,7 +23,6 @@ from typing import Any
 
 from .ids import canonical_json
 
-BLOCKS = "application/vnd.addressable.content+json"  # the media type of stored blocks
 TEXT_TYPES = ("text", "input_text", "output_text")
 
 

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ._blocks import blocks_text
 from ._compactkit import Toolkit
 from ._compactstubs import Stub, make_stubs
 from ._compactwhen import CachePrices, checked_prices, estimated, pays
@@ -49,7 +50,7 @@ from ._sdkviews import Source, restore, views
 from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from ._trim import cut_dialogue
-from .ids import listed, quoted, whole_number
+from .ids import expect, listed, quoted, whole_number
 
 
 class Evicted(BaseModel):
@@ -102,7 +103,7 @@ def compact(
     summarizer: Summarizer | None = None,
     pins: Iterable[str] = (),
     pending_keys: Iterable[str] = (),
-    system: str | None = None,
+    system: str | list[Any] | None = None,
     determinism_of: Mapping[str, Determinism | str] | None = None,
     tokenizer: Tokenizer | None = None,
     cache_prices: CachePrices | None = None,
@@ -131,9 +132,9 @@ def compact(
     each stays). Results the kit did not make are ingested first, keyed by their
     tool-call id, as Claims unless `determinism_of` names their tool; a side effect is
     then an Action whose outcome is `unknown`, which stays whole (nobody said what it
-    did). `system` counts in the tokens. Raises `MalformedMessages` naming the
-    offending message index when the list is not well formed, and `ArgumentError` for a
-    limit that cannot be obeyed.
+    did). `system` (text, or Anthropic's list of text blocks) counts in the tokens.
+    Raises `MalformedMessages` naming the offending message index when the list is not
+    well formed, and `ArgumentError` for a limit that cannot be obeyed.
 
     Each record a stub points to is pinned (reason "stub", see `STUB_PIN_AGE`), so that
     gc keeps it while the stub can be in use: the pin ends `STUB_PIN_AGE` after the last
@@ -149,6 +150,9 @@ def compact(
         checked_prices(cache_prices)
     determinisms = _determinisms(determinism_of)
     pins, pending_keys = listed(pins, "ids to pin"), listed(pending_keys, "keys")
+    if system is not None and not isinstance(system, str):  # Anthropic's list of blocks
+        expect(system, list, "compact: system")
+        system = blocks_text(system)
     with using_tokenizer(tokenizer), _not_too_deep(messages):
         return _compact(
             messages,

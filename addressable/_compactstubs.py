@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 
 from ._compactkit import Toolkit
-from ._errors import AddressableError
+from ._errors import AddressableError, IntegrityError, NotFound, StoreError
 from ._evict import make_stub
 from ._evictplan import Candidate
 from ._messages import Conversation, said
@@ -86,7 +86,7 @@ def make_stubs(
                     superseded=candidate.superseded,
                     secrets=kit.secrets,
                 )
-            except AddressableError:
+            except (StoreError, IntegrityError, NotFound):
                 continue  # the store could not give it back: the original stays
             if summarizer is None:
                 _remember(kit, made, memo, stub)

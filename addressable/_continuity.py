@@ -21,7 +21,7 @@ from ._reports import Report
 from ._state import StateDocument, outcome_in
 from ._stateparts import Artifact, StateAction, StateObservation, Task
 from ._urlcredentials import redact_urls
-from .ids import content_hash, listed
+from .ids import content_hash, expect, listed
 
 if TYPE_CHECKING:
     from ._calls import Calls
@@ -168,6 +168,7 @@ def checkpoint(kit: Continuity, document: StateDocument) -> Result:
     """Save the document and pin it and the records it refers to, for the kit's session
     and at most `CHECKPOINT_PIN_AGE`. The document is stored with every credential
     written in a URL redacted and (as in every record) every known secret value masked."""
+    expect(document, StateDocument, "checkpoint: document")
     document = _without_url_credentials(document)
     saved = kit.record(
         CHECKPOINT_TOOL,

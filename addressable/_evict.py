@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import re
 
-from ._blocks import BLOCKS, blocks_text, decode_blocks, describe
+from ._blocks import blocks_text, decode_blocks, describe
+from ._errors import ArgumentError
 from ._gistparts import one_line
 from ._models import Claim, Determinism, Record, Reference
-from ._payload import TEXT, decode_text
+from ._payload import BLOCKS, TEXT, decode_text
 from ._secrets import Secrets
 from ._stores import Store
 from ._stubs import SHORT_ID, stub_for
 from ._summarize import DEFAULT_BUDGET, DefaultSummarizer, Summarizer, stub_budget
 from ._tokens import count_tokens
+from .ids import expect
 
 
 def evict(
@@ -74,6 +76,9 @@ def make_stub(
     secrets: Secrets | None = None,
 ) -> tuple[Reference | Claim, str]:
     """`evict`, and the stub line it makes (showing `short_id`, when given)."""
+    expect(record, Record, "evict: record")
+    if not callable(getattr(store, "read", None)):
+        raise ArgumentError(f"evict: store= must be a Store, not {type(store).__name__}")
     payload = store.read(record)
     beside = ""  # what the result held beside its text: images, files
     if record.media_type == BLOCKS:
@@ -122,7 +127,7 @@ def make_stub(
     if superseded:  # what a later result of the same call or key says instead
         gist = "read again later" if isinstance(skeleton, Reference) else "run again later"
     else:
-        gist = one_line(summarize(record, payload, left)) if left > 0 else ""
+        gist = _summary(summarize(record, payload, left)) if left > 0 else ""
     if record.outcome is not None:
         gist = f"{record.outcome.value}: {gist}" if gist else record.outcome.value
     field = "gist" if isinstance(skeleton, Reference) else "text"
@@ -191,3 +196,10 @@ def _args_label(record: Record) -> str:
     if not record.args:
         return "()"
     return json.dumps(record.args, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _summary(said: object) -> str:
+    """What a summariser gave, as one line; `ArgumentError` if it is not text."""
+    expect(said, str, "the summarizer's answer")
+    assert isinstance(said, str)
+    return one_line(said)

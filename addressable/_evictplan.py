@@ -16,11 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._blocks import BLOCKS, encode_blocks
+from ._blocks import encode_blocks
 from ._compactkit import Toolkit
 from ._errors import AddressableError
 from ._messages import Conversation, Shape, ToolCall, ToolResult, said
 from ._models import Determinism, Outcome, Record
+from ._payload import BLOCKS
 from ._recorder import find_ingested, ingested_options
 from ._replaytool import NAME as REPLAY_TOOL
 from ._stubs import parse_stub

@@ -99,7 +99,7 @@ def page_parts(text: str, base: str, spare: int, known: Known) -> tuple[list[Par
 
 def json_parts(data: Any, known: Known) -> tuple[list[Part], list[Part]]:
     """A JSON document: the ids, codes and dates it holds, then its other key fields."""
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, dict[str, None]] = {}  # each field's values, once each, in order
     rank: dict[str, int] = {}
     for path, value in _leaves(data):
         if value in ("", None) or isinstance(value, bool):
@@ -108,9 +108,7 @@ def json_parts(data: Any, known: Known) -> tuple[list[Part], list[Part]]:
         shown = value if isinstance(value, str) else json.dumps(value)
         if len(shown) > MAX_VALUE or "\n" in shown:
             continue
-        values = groups.setdefault(name, [])
-        if shown not in values:
-            values.append(shown)
+        groups.setdefault(name, {})[shown] = None
         rank[name] = min(rank.get(name, 3), _priority(name, value))
     essential: list[Part] = [f"{len(data)} items"] if isinstance(data, list) else []
     rest: list[Part] = []
@@ -150,17 +148,19 @@ def output_parts(
     # the start of each line: its paths are its values.
     leading = [m[0] for m in map(PATH.match, lines) if m]
     listed = list(dict.fromkeys(p for p in leading if known.new(p)))
+    named = set(failing)  # what `failing` holds, looked up in one step on long outputs
     if len(leading) * 2 >= len(lines):
         room = max(GIST_FLOOR, size // 3)  # a third of the list at most
         for path in listed:
             room -= count_tokens(f" {path}")
             if room < 0:
                 break
-            if path not in failing:
+            if path not in named:
                 failing.append(path)
+                named.add(path)
     if failing:
         essential.append(Items("", failing, " "))
-    rest = [n for n in names if n not in failing and not (ending and n in last)]
+    rest = [n for n in names if n not in named and not (ending and n in last)]
     if exit_code == 0 and (len(essential) > 1 or rest):
         essential = essential[1:]  # "exit 0": success goes without saying
     return essential, [Items("", rest, " ")] if rest else []

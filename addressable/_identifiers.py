@@ -6,6 +6,7 @@ does not show yet (`Known`). Not the ids of records: those are `ids`.
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -111,27 +112,42 @@ def _telling(name: str) -> int:
 def identifiers(text: str, by_count: bool = False) -> Iterator[str]:
     """URLs, paths and made-up words, each once: in order of first appearance, or with
     `by_count` the most repeated first. A word inside a URL or a path is not repeated."""
-    spans: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []  # where URLs and paths are, merged and in order
     first: dict[str, int] = {}
     count: dict[str, int] = {}
     for pattern in (_URL, _EMAIL, PATH):
+        # A pattern's own matches never overlap: each is checked against the others'.
+        found = []
         for match in pattern.finditer(text):
-            if any(s <= match.start() < e for s, e in spans):
-                continue
-            spans.append((match.start(), match.end()))
-            _tally(match[0].rstrip(".,;:"), match.start(), first, count)
-    spans.sort()
-    starts = [s for s, _ in spans]
+            if not _within(taken, match.start()):
+                found.append((match.start(), match.end()))
+                _tally(match[0].rstrip(".,;:"), match.start(), first, count)
+        taken = _merged(taken + found)
     for match in _IDENT.finditer(text):
-        at = bisect.bisect_right(starts, match.start()) - 1
-        if at >= 0 and match.start() < spans[at][1]:
-            continue  # part of a URL or a path already taken whole
-        _tally(match[0].rstrip(".,;:"), match.start(), first, count)
+        if not _within(taken, match.start()):  # else part of a URL or a path taken whole
+            _tally(match[0].rstrip(".,;:"), match.start(), first, count)
 
     def rank(value: str) -> tuple[int, int]:
         return (-count[value] if by_count else 0, first[value])
 
     yield from sorted(first, key=rank)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` in order, those that overlap made one."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _within(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether `at` is inside one of `spans` (merged, in order)."""
+    i = bisect.bisect_right(spans, (at, math.inf)) - 1
+    return i >= 0 and at < spans[i][1]
 
 
 def _tally(value: str, at: int, first: dict[str, int], count: dict[str, int]) -> None:

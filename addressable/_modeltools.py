@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ._calls import run_to_end
 from ._errors import ArgumentError, EventLoopError
 from ._models import Result
+from ._payload import BLOCKS, payload_text
 from ._spec import ToolSpec
 
 REPLAY_TOOL = "replay_result"  # the tool a model calls to get a result back by its id
@@ -74,10 +75,21 @@ def definition(tool: ModelTool, format: str) -> dict[str, Any]:
 
 
 def result_text(result: Result) -> str:
-    """What the model sees of a result: its text, and plainly so when it is an error."""
-    if result.ok:
-        return result.text
-    return f"error: {result.record.error or result.text}"
+    """What the model sees of a result: its text, plainly so when it is an error, and a
+    note of its size and kind when it is not text (as `replay_result` gives it)."""
+    if not result.ok:
+        return f"error: {result.record.error or result.text}"
+    return binary_note(result) or result.text
+
+
+def binary_note(result: Result) -> str | None:
+    """What stands for a payload that cannot be shown as text; None for text (or for
+    blocks of text with images beside it, which are read as their text)."""
+    media_type = result.record.media_type
+    if media_type == BLOCKS or payload_text(result.payload, media_type) is not None:
+        return None
+    size = len(result.payload)
+    return f"[binary content: {size:,} bytes of {media_type}; it cannot be shown as text]"
 
 
 class FunctionTool:

@@ -14,6 +14,7 @@ from ._errors import ArgumentError
 from .ids import canonical_json, lone_surrogate
 
 TEXT = "text/plain; charset=utf-8"
+BLOCKS = "application/vnd.addressable.content+json"  # the media type of stored blocks
 BINARY = "application/octet-stream"
 JSON = "application/json"
 _RETURN_VALUE = "the tool's return value"  # how errors name it

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._blocks import BLOCKS, blocks_text, decode_blocks, describe, to_shape
+from ._blocks import blocks_text, decode_blocks, describe, to_shape
 from ._errors import (
     AddressableError,
     AmbiguousId,
@@ -16,8 +16,8 @@ from ._errors import (
     IntegrityError,
     NotFound,
 )
-from ._modeltools import REPLAY_TOOL
-from ._payload import payload_text
+from ._modeltools import REPLAY_TOOL, binary_note
+from ._payload import BLOCKS
 from ._replayselect import PATTERN_LENGTH, select
 from ._stubs import prefix_mark
 from ._toolargs import check_arguments
@@ -144,12 +144,9 @@ class ReplayTool:
             text = select(blocks_text(content), arguments)
             textless = describe(content, textless=True)  # a search result's text is shown
             return f"{text}\n[with it: {textless}, not shown as text]" if textless else text
-        binary = payload_text(result.payload, result.record.media_type) is None
-        if binary and not self._kit.has_renderer(result.record.tool):
-            return (
-                f"[binary content: {len(result.payload):,} bytes of "
-                f"{result.record.media_type}; it cannot be shown as text]"
-            )
+        note = binary_note(result)
+        if note is not None and not self._kit.has_renderer(result.record.tool):
+            return note
         return select(self._kit.render(result), arguments)
 
     def content(self, arguments: dict[str, Any], shape: str = "anthropic") -> str | list[Any]:

@@ -40,7 +40,7 @@ from ._stateparts import (
 from ._stores import Store
 from ._tokens import count_tokens
 from ._urlcredentials import has_credential
-from .ids import ID_LENGTH, lone_surrogate
+from .ids import ID_LENGTH, expect, lone_surrogate
 
 _ID_LIKE = re.compile(r"[0-9a-f]{6,16}")
 
@@ -93,6 +93,7 @@ class StateDocument(DocumentPart):
             return found
         found = self._coverage()
         if previous is not None:
+            expect(previous, StateDocument, "problems: previous")
             found += self._regressions(previous)
         if store is not None:
             found += self._evidence(store, session) + self._actions(store, session)

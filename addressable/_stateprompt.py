@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from ._errors import ArgumentError
 from ._state import MAX_CHARS, MAX_CONTEXT_CHARS, MAX_ENTRIES, MAX_TOKENS, StateDocument
 from ._stateparts import Problem, Task
+from .ids import expect
 
 if TYPE_CHECKING:
     from ._secrets import Secrets
@@ -86,6 +88,7 @@ def state_prompt(
 ) -> str:
     """The instruction that asks a model for the state document, not a summary: with the
     task, the previous document and the results about to leave the context."""
+    expect(task, Task, "state_prompt: task")
     parts = [
         "The context is about to be compacted. Write the state document of the work: the "
         "position it has reached, for whoever takes the next step, not an account of what "
@@ -152,6 +155,10 @@ def compact_state(
     """Ask `generate` (an LLM, a test double) for the state document, merge the facts
     the harness knows exactly over it (`kit.state`), check it, and ask again with the
     problems listed, up to `max_attempts` times."""
+    if not callable(generate):
+        raise ArgumentError(
+            f"compact_state: generate must be callable, not {type(generate).__name__}"
+        )
     problems: list[Problem] = []
     for attempt in range(1, max_attempts + 1):
         answer = generate(state_prompt(task, previous, results, problems))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ._errors import ArgumentError, IntegrityError
+from .ids import expect
 
 DEFAULT_ENCODING = "cl100k_base"
 FILES_DIR = Path(__file__).parent / "_encodings"  # gzipped .tiktoken files
@@ -167,6 +168,8 @@ def count_tokens(text: str, encoding: str | None = None) -> int:
 
     Special-token markers such as ``<|endoftext|>`` are counted as ordinary text.
     """
+    if type(text) is not str:
+        expect(text, str, "count_tokens: text")
     if encoding is None:
         tokenizer = _TOKENIZER.get()
         if tokenizer is not None:

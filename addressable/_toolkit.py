@@ -44,7 +44,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Toolkit(RecordingFacade, ContinuityFacade):
     """Records every call of the tools it wraps in a store, and replays them by id.
 
-    `session` groups the calls of one agent run (a fresh name when none is given).
+    `store` is a `Store`, or what `open_store` takes (a URL such as ``"memory://"`` or
+    ``"redis://..."``, a folder), or None for the default disk store. `session` groups
+    the calls of one agent run (a fresh name when none is given).
     `clock` and `nonce` can be injected for deterministic tests; a clock's times must be
     timezone-aware (a naive one raises `ArgumentError`). `stale_policy` says whether an
     action on stale facts is refused (the default) or only warned of.
@@ -55,7 +57,7 @@ class Toolkit(RecordingFacade, ContinuityFacade):
 
     def __init__(
         self,
-        store: Store | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
         *,
         session: str | None = None,
         clock: Clock | None = None,
@@ -64,8 +66,10 @@ class Toolkit(RecordingFacade, ContinuityFacade):
     ) -> None:
         clock = clock or utc_now
         started = checked_time(clock())  # a clock giving naive times fails here, not mid-run
+        if store is None or isinstance(store, str | os.PathLike):
+            store = open_store(store)  # a URL or a folder, as open_store takes it
         self._recorder = Recorder(
-            store if store is not None else open_store(),
+            store,
             session=session or f"s-{started:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}",
             clock=clock,
             nonce=nonce or (lambda: os.urandom(16)),

@@ -234,7 +234,19 @@ def listed(values: Iterable[str], what: str = "ids") -> list[str]:
         raise ArgumentError(
             f"give a list of {what}, not one {type(values).__name__}: [{values!r:.40}]"
         )
-    return list(values)
+    try:
+        return list(values)
+    except TypeError:  # not iterable (None, a number): no list to read
+        raise ArgumentError(f"give a list of {what}, not {type(values).__name__}") from None
+
+
+def expect(value: object, kind: type | tuple[type, ...], what: str) -> None:
+    """`ArgumentError` unless `value` is a `kind`: one line naming `what`, where Python
+    would raise an AttributeError or a TypeError from deep inside."""
+    if not isinstance(value, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        wanted = " or ".join(k.__name__ for k in kinds)
+        raise ArgumentError(f"{what} must be a {wanted}, not {type(value).__name__}")
 
 
 def whole_number(name: str, value: object, least: int) -> None:

@@ -305,6 +305,16 @@ def test_window_drops_the_oldest_turns_and_keeps_the_task() -> None:
     assert run.figures.requests < none.figures.requests
 
 
+def test_window_keeps_the_newest_turn_even_over_the_trigger() -> None:
+    # The result the next message answers is in the newest turn: dropping it would send
+    # a request without it, and price one that could not have been answered.
+    big = " ".join(f"w{n}" for n in range(6000))
+    s = session([big])
+    run = simulate(s, "window", trigger=1000, keep=3, kit_for=fresh_kit)
+    none = simulate(s, "none", trigger=1000, keep=3, kit_for=fresh_kit)
+    assert run.per_turn == none.per_turn and run.per_turn[-1] > 6000
+
+
 def test_repeated_identical_calls_are_counted() -> None:
     s = session(
         BIG[:4], [{"command": "ls"}, {"command": "ls"}, {"command": "pwd"}, {"command": "ls"}]

@@ -38,6 +38,17 @@ LISTS_TOO_DEEP = b'{"session_id":"l","messages":[{"role":"user","content":' + (
 )
 
 
+def bench_json(trace: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """`addressable bench --trace TRACE --json` at a trigger of 1,000, as a user runs it."""
+    command = [sys.executable, "-m", "addressable", "bench", "--trace", str(trace), "--json"]
+    return subprocess.run(
+        [*command, "--trigger", "1000", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def test_each_unreadable_line_is_a_bad_line_and_the_others_are_read(tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     lines = [GOOD, NOT_UTF8, GOOD, TOO_DEEP_TO_PARSE, LISTS_TOO_DEEP, nested_input(500), GOOD]
@@ -63,15 +74,44 @@ def test_bench_runs_the_sessions_it_can_read(tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     trace.write_bytes(FIXTURES.read_bytes() + NOT_UTF8 + nested_input(500))
     given = len(FIXTURES.read_bytes().splitlines())
-    command = [sys.executable, "-m", "addressable", "bench", "--trace", str(trace), "--json"]
-    proc = subprocess.run(
-        [*command, "--trigger", "1000", "--out", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = bench_json(trace, tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert json.loads(proc.stdout)["sessions"] == given
     assert f"addressable: line {given + 1}: not UTF-8 text" in proc.stderr
     assert f"addressable: line {given + 2}: message 1: lists and objects nest" in proc.stderr
+
+
+def with_findings(*findings: object) -> bytes:
+    task = {"text": "t", "items": ["x"]}
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    line = {"session_id": "f", "task": task, "findings": list(findings), "messages": messages}
+    return json.dumps(line).encode() + b"\n"
+
+
+def test_a_finding_not_well_formed_is_a_bad_line_naming_its_field(tmp_path: Path) -> None:
+    # They were read only mid-run, where one stopped the whole benchmark with a traceback.
+    good = {"item": "x", "status": "found", "established": "y", "turn": 1}
+    bad = [
+        ({"item": "x", "turn": 1}, "findings.0.status: Field required"),
+        ({**good, "turn": None}, "findings.0.turn: "),
+        ({**good, "turn": "late"}, "findings.0.turn: "),
+        ({**good, "status": 5}, "findings.0.status: "),
+        ({**good, "established": None}, "findings.0.established: "),
+    ]
+    trace = tmp_path / "trace.jsonl"
+    trace.write_bytes(with_findings(good) + b"".join(with_findings(f) for f, _ in bad))
+    read = list(read_sessions(trace))
+    assert isinstance(read[0], Session) and read[0].findings[0].turn == 1
+    for (_, says), got in zip(bad, read[1:], strict=True):
+        assert isinstance(got, BadLine) and got.error.startswith(f"not a session: {says}")
+        assert "\n" not in got.error
+    proc = bench_json(trace, tmp_path / "out")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["sessions"] == 1
+
+
+def test_a_byte_order_mark_before_the_first_line_is_not_part_of_it(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_bytes(b"\xef\xbb\xbf" + GOOD + GOOD)
+    assert [type(r) for r in read_sessions(trace)] == [Session, Session]

@@ -6,20 +6,27 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def test_overhead_benchmark_writes_its_figures(tmp_path: Path) -> None:
-    out = tmp_path / "overhead.json"
+def run_quick(script: str, out: Path) -> tuple[subprocess.CompletedProcess[str], Any]:
+    """Run `benchmarks/SCRIPT --quick --json OUT`; what it printed, and the figures."""
     proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "overhead.py"), "--quick", "--json", str(out)],
+        [sys.executable, str(BENCHMARKS / script), "--quick", "--json", str(out)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    figures = json.loads(out.read_text())
+    return proc, json.loads(out.read_text())
+
+
+def test_overhead_benchmark_writes_its_figures(tmp_path: Path) -> None:
+    proc, figures = run_quick("overhead.py", tmp_path / "overhead.json")
     assert [r["size_bytes"] for r in figures["results"]] == [1 << 10, 10 << 10, 100 << 10, 1 << 20]
     for r in figures["results"]:
         for part in ("floor", "tuned_floor", "wrapped", "replay"):
@@ -27,3 +34,14 @@ def test_overhead_benchmark_writes_its_figures(tmp_path: Path) -> None:
         pooled = r["wrapped"]["median_us"] / r["floor"]["median_us"]
         assert 0.5 * pooled < r["ratio"] < 2 * pooled  # a median of rounds, near the pooled one
         assert r["label"] in proc.stdout
+
+
+def test_compaction_speed_benchmark_writes_its_figures(tmp_path: Path) -> None:
+    proc, figures = run_quick("compaction_speed.py", tmp_path / "compaction_speed.json")
+    kinds = [(r["kind"], r["scale"]) for r in figures["results"]]
+    assert kinds == [(k, s) for k in ("paths", "log", "json") for s in (1, 4, 16)]
+    for r in figures["results"]:
+        assert r["seconds"] > 0 and r["bytes"] > 0
+        assert r["seconds_per_mb"] == pytest.approx(r["seconds"] / (r["bytes"] / 1e6), rel=0.01)
+        assert f"{r['kind']} x{r['scale']}" in proc.stdout
+    assert [r["ratio"] for r in figures["results"] if r["scale"] == 1] == [1.0, 1.0, 1.0]

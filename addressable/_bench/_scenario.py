@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from .. import Task, Toolkit, open_store
-from ._sessions import Session
+from ._sessions import RecordedFinding, Session
 
 HOST = "docs.local"
 CLOCK = datetime(2026, 3, 11, 9, 0, tzinfo=UTC)  # fixed: the same figures on every run
@@ -234,7 +234,7 @@ class _Agent:
         self.messages: list[dict[str, Any]] = [
             {"role": "user", "content": task.text + "\nModules: " + ", ".join(task.items)}
         ]
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[RecordedFinding] = []
         self.notes: list[str] = []
         self.related: list[str] = []  # pages its searches found besides the one it read
         self._calls = 0
@@ -263,13 +263,13 @@ class _Agent:
         self.notes.append(f"- {item}: {established}")
         self._noted = f"{item}: {established}."
         self.findings.append(
-            {
-                "item": item,
-                "status": status,
-                "established": established,
-                "evidence": evidence,
-                "turn": len(self.messages),
-            }
+            RecordedFinding(
+                item=item,
+                status=status,
+                established=established,
+                evidence=evidence,
+                turn=len(self.messages),
+            )
         )
 
     def run(self, items: list[str]) -> None:

@@ -12,6 +12,7 @@ is reported with its line number and skipped; the others still run.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,13 +23,24 @@ from pydantic import BaseModel, ValidationError
 from .. import AddressableError, MessageShape, Task, parse_messages
 
 
+class RecordedFinding(BaseModel):
+    """A finding a session records, and the message index it was established at: what
+    the `addressable+state` strategy's model would write from that turn on."""
+
+    item: str
+    status: str
+    established: str
+    evidence: list[str] = []
+    turn: int = 0
+
+
 class Session(BaseModel):
     """One recorded session, checked well formed."""
 
     session_id: str
     system: str | None = None
     task: Task | None = None
-    findings: list[dict[str, Any]] = []
+    findings: list[RecordedFinding] = []
     messages: list[dict[str, Any]]
     shape: MessageShape = "openai"
 
@@ -46,6 +58,8 @@ def read_sessions(path: str | Path) -> Iterator[Session | BadLine]:
     lines before and after it are still read."""
     with Path(path).open("rb") as f:
         for number, raw in enumerate(f, start=1):
+            if number == 1:
+                raw = raw.removeprefix(codecs.BOM_UTF8)  # as Windows tools often write
             if not raw.strip():
                 continue
             try:
@@ -74,7 +88,9 @@ def session_from(raw: str, number: int = 1) -> Session | BadLine:
         )
         conversation = parse_messages(session.messages)
     except ValidationError as exc:
-        return BadLine(line=number, error=f"not a session: {exc.errors()[0]['msg']}")
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return BadLine(line=number, error=f"not a session: {where}: {first['msg']}")
     except AddressableError as exc:
         return BadLine(line=number, error=str(exc))
     if conversation.shape == "openai-responses":

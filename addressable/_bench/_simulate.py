@@ -8,7 +8,7 @@ strategy acts first:
 - ``clear``: as hosted context editing does it: every tool result but the newest `keep`
   becomes a fixed placeholder, if that frees at least `clear_at_least` tokens.
 - ``window``: the oldest turns (an assistant message and its results) are dropped, the
-  task kept, until the request fits under the trigger.
+  task and the newest turn kept, until the request fits under the trigger.
 - ``addressable``: `ad.compact`: References and Claims with the default summariser, at
   a request over the trigger, or before it once compacting pays at the cache prices
   (`ad.compaction_pays`: the old results have cost in cache reads `PAYBACK` times what
@@ -326,7 +326,7 @@ def _window(
             turns.append([])
         turns[-1].append(message)
     while (
-        turns
+        len(turns) > 1  # the newest turn holds what the next message answers: never dropped
         and system + sum(tokens.of(m) for m in head) + sum(tokens.of(m) for t in turns for m in t)
         > trigger
     ):

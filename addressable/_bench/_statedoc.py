@@ -14,18 +14,18 @@ def state_document(
     """The document a model would write at this turn, from the session's findings."""
     assert session.task is not None
     task = session.task
-    known = [f for f in session.findings if int(f.get("turn", 0)) < turn]
+    known = [f for f in session.findings if f.turn < turn]
 
     def generate(prompt: str) -> StateDocument:
-        done = {f["item"] for f in known}
+        done = {f.item for f in known}
         return StateDocument(
             task=task,
             findings=[
                 Finding(
-                    item=f["item"],
-                    status=f["status"],
-                    established=f["established"],
-                    evidence=list(f.get("evidence", [])),
+                    item=f.item,
+                    status=f.status,
+                    established=f.established,
+                    evidence=list(f.evidence),
                 )
                 for f in known
             ],

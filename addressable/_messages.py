@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ._conversation import (
@@ -164,30 +165,43 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
     }[found]
     calls: dict[str, ToolCall] = {}
     results: list[ToolResult] = []
+    # A call's id may come back once its result is in (some models number their calls
+    # afresh each turn): a result answers the latest call with its id that has none
+    # yet. Each call after the first with an id is known here as `ID#N`, the Nth.
+    unanswered: dict[str, str] = {}  # an id as written -> the call that has no result yet
+    used: dict[str, int] = {}  # an id as written -> how many calls gave it
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise MalformedMessages(i, f"expected an object, got {type(message).__name__}")
         if too_deep(message):
             raise MalformedMessages(i, TOO_DEEP)
         for item in reader(i, message, found):
+            written = item.call_id
             if isinstance(item, ToolCall):
                 if lone_surrogate(item.name, "the tool name") or lone_surrogate(
-                    item.call_id, "the tool call id"
+                    written, "the tool call id"
                 ):
-                    raise MalformedMessages(i, f"tool call {item.call_id!r}: not UTF-8 text")
-                if item.call_id in calls:
-                    raise MalformedMessages(i, f"tool call id {item.call_id!r} is used twice")
+                    raise MalformedMessages(i, f"tool call {written!r}: not UTF-8 text")
+                used[written] = used.get(written, 0) + 1
+                if used[written] > 1:
+                    item = replace(item, call_id=f"{written}#{used[written]}")
+                if written in unanswered or item.call_id in calls:
+                    raise MalformedMessages(
+                        i, f"tool call id {written!r} is used twice before a result answers it"
+                    )
                 calls[item.call_id] = item
+                unanswered[written] = item.call_id
             else:
                 if lone_surrogate(item.text, "the tool result"):
-                    raise MalformedMessages(i, f"tool result for {item.call_id!r}: not UTF-8 text")
-                if item.call_id not in calls:
+                    raise MalformedMessages(i, f"tool result for {written!r}: not UTF-8 text")
+                own = unanswered.pop(written, None)
+                if own is None and written in used:
+                    raise MalformedMessages(i, f"a second tool result for {written!r}")
+                if own is None:
                     raise MalformedMessages(
-                        i, f"tool result for {item.call_id!r} answers no earlier tool call"
+                        i, f"tool result for {written!r} answers no earlier tool call"
                     )
-                if any(r.call_id == item.call_id for r in results):
-                    raise MalformedMessages(i, f"a second tool result for {item.call_id!r}")
-                results.append(item)
+                results.append(item if own == written else replace(item, call_id=own))
     answered = {r.call_id for r in results}
     waiting = [c for c in calls.values() if c.call_id not in answered]
     # A call without a result is in flight only at the end of the list: after it come

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -322,3 +323,51 @@ def test_another_process_on_the_same_store_still_points_stubs_at_the_records(
     # What pointed at the removed records went with them: compacting again ingests.
     again = ad.compact(messages, kit=ad.Toolkit(disk_store, clock=clock), keep_last=3)
     assert all(e.kind == "claim" for e in again.evicted)
+
+
+@pytest.mark.parametrize("shape", ["openai", "anthropic"])
+def test_a_call_id_given_again_after_its_result_is_a_new_call(kit: ad.Toolkit, shape: str) -> None:
+    # Some models number their calls afresh each turn: `call_0` again, once the first
+    # `call_0` has its result. A result answers the latest call with its id.
+    pages = [" ".join(f"page{k}-word{n}" for n in range(900)) for k in range(3)]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "read three pages"}]
+    for k, page in enumerate(pages):
+        if shape == "openai":
+            call = {"id": "call_0", "type": "function"}
+            call["function"] = {"name": "read", "arguments": json.dumps({"page": k})}
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            messages.append({"role": "tool", "tool_call_id": "call_0", "content": page})
+        else:
+            use = {"type": "tool_use", "id": "call_0", "name": "read", "input": {"page": k}}
+            answer = {"type": "tool_result", "tool_use_id": "call_0", "content": page}
+            messages.append({"role": "assistant", "content": [use]})
+            messages.append({"role": "user", "content": [answer]})
+    messages.append({"role": "assistant", "content": "done"})
+    conversation = ad.parse_messages(messages)
+    assert list(conversation.calls) == ["call_0", "call_0#2", "call_0#3"]
+    assert [r.call_id for r in conversation.results] == ["call_0", "call_0#2", "call_0#3"]
+    made = ad.compact(messages, kit=kit, keep_last=1)
+    assert len(made.evicted) == 2
+    texts = [r.text for r in ad.parse_messages(made.messages).results]
+    assert texts[2] == pages[2] and texts[0] != pages[0] and texts[1] != pages[1]
+    for k in (0, 1):  # each stub gives back its own page, not the other's
+        stub_id = texts[k].split("]")[0].split(":")[1]
+        assert kit.handle("replay_result", {"id": stub_id}) == pages[k]
+    assert made.messages[1:] != messages[1:] and len(made.messages) == len(messages)
+    wire = [m.get("tool_call_id") for m in made.messages if m.get("role") == "tool"]
+    assert wire in ([], ["call_0"] * 3)  # the ids as written stay as written
+
+
+def test_a_call_id_given_twice_before_a_result_is_still_refused(kit: ad.Toolkit) -> None:
+    calls = [
+        {"id": "c", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+        {"id": "c", "type": "function", "function": {"name": "b", "arguments": "{}"}},
+    ]
+    messages = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c", "content": "one"},
+        {"role": "tool", "tool_call_id": "c", "content": "two"},
+    ]
+    with pytest.raises(ad.MalformedMessages, match="used twice before a result answers it"):
+        ad.compact(messages, kit=kit)

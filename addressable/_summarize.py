@@ -111,7 +111,7 @@ def _url_of(record: Record) -> str:
 
 
 def _json(text: str) -> Any:
-    stripped = text.strip()
+    stripped = _unwrapped(text.strip())
     if not stripped or stripped[0] not in "[{":
         return None
     try:
@@ -120,6 +120,23 @@ def _json(text: str) -> Any:
         return None  # nested past what can be read: summarised as text
     except ValueError:
         return _python_literal(stripped)
+
+
+_LABEL = 100  # characters of a label before a JSON document ("Result: ", a fence)
+
+
+def _unwrapped(text: str) -> str:
+    """A JSON document that a tool wrapped in a short label or a Markdown fence
+    (``Result: {...}``, a ```` ```json ```` block) without them; `text` otherwise."""
+    if not text or text[0] in "[{":
+        return text
+    starts = [at for at in (text.find("{", 0, _LABEL), text.find("[", 0, _LABEL)) if at > 0]
+    if not starts:
+        return text
+    label, body = text[: min(starts)], text[min(starts) :]
+    if label.rstrip().endswith(("```", "```json")) and body.endswith("```"):
+        body = body[:-3].rstrip()
+    return body if body[-1] in "]}" else text
 
 
 def _python_literal(text: str) -> Any:

@@ -73,3 +73,33 @@ def test_a_list_whose_first_value_is_too_long_keeps_the_values_that_fit() -> Non
     long = "https://docs.python.org/3/library/" + "very-long-section-name/" * 6 + "x.html"
     gist = fit([Items("", [long, "ORD-55812", "cus_AbC123"], " ")], budget=12)
     assert gist == "ORD-55812 cus_AbC123"  # before: nothing at all
+
+
+USER = {
+    "user_id": "aarav_garcia_1177",
+    "payment_methods": {
+        f"certificate_{n}": {"source": "certificate", "amount": 250, "id": f"certificate_{n}"}
+        for n in (8544743, 1234567, 7654321)
+    },
+    "reservations": ["4BMN53", "Q0ZF0J", "M05KNL"],
+    "membership": "gold",
+}
+
+
+def test_json_a_tool_wrapped_in_a_label_or_a_fence_keeps_its_ids_in_the_stub() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    raw = json.dumps(USER)
+    forms = {
+        "as is": raw,
+        "labelled": f"Result: {raw}",
+        "fenced": f"```json\n{json.dumps(USER, indent=2)}\n```",
+        "labelled and fenced": f"Here is the user:\n```\n{raw}\n```",
+        "another script's label": f"结果\uff1a{raw}",  # a full-width colon
+    }
+    for form, text in forms.items():
+        record = kit.record(
+            "get_user", {"form": form}, text.encode(), determinism="nondeterministic"
+        )
+        stub = ad.evict(record.record, store=kit.store)
+        for value in ("4BMN53", "Q0ZF0J", "M05KNL", "certificate_8544743"):
+            assert value in stub.text, (form, stub.text)

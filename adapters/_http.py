@@ -48,6 +48,9 @@ from ._decode import ACCEPTED, STEP, BadAnswer, Inflate, layers, through
 from ._transport import CALL_END
 from ._urls import origin, shown_url, url_problem
 
+# What the client raises for a Location it cannot make a URL of (UnicodeError: a host
+# IDNA cannot read, `xn--`); neither is an HTTPError.
+_BAD_LOCATION: tuple[type[Exception], ...] = (*INVALID_URL, UnicodeError)
 DEFAULT_DEADLINE = 60.0  # seconds for a whole call, redirects and body included
 _EARLY = 0.05  # seconds: a timeout this close to the deadline is the deadline's
 _COOKIE = "cookie"
@@ -181,7 +184,7 @@ class Exchange:
         `BadAnswer`, as a Location refused by `url_problem` is."""
         try:
             yield
-        except INVALID_URL:
+        except _BAD_LOCATION:
             raise BadAnswer(
                 f"{self.what}: the server redirected to a Location that is not a URL "
                 "that can be fetched"

@@ -40,8 +40,9 @@ import addressable as ad
 # - "program": its value names one program, run without a shell (rg --pre);
 # - "refused": its value is run by a shell or reaches a program no check sees;
 # - "setting": its value is a setting, `Name=value` or `Name value` (ssh -o), refused
-#   when the setting's name is one of `_RUNNING_SETTINGS`.
-How = Literal["command", "command+", "line", "program", "refused", "setting"]
+#   when the setting's name is one of `_RUNNING_SETTINGS`;
+# - "host": its value is jump hosts, which ssh puts in a command line a shell runs.
+How = Literal["command", "command+", "line", "program", "refused", "setting", "host"]
 
 
 @dataclass(frozen=True)
@@ -150,9 +151,10 @@ _SPECS: dict[str, Spec] = {
     ),
     # ssh -I loads a PKCS#11 library; scp and sftp run -S's program in ssh's place and
     # -D's as their server; sftp runs a batch file's `!command` lines (-b).
-    "ssh": _ssh("BbcDEeiJLlmOPpQRSWw", I="refused"),
-    "scp": _ssh("ciJlPX", S="program", D="refused"),
-    "sftp": _ssh("BciJlPRsX", S="program", D="refused", b="refused"),
+    "ssh": _ssh("BbcDEeiLlmOPpQRSWw", I="refused", J="host"),
+    "slogin": _ssh("BbcDEeiLlmOPpQRSWw", I="refused", J="host"),
+    "scp": _ssh("cilPX", S="program", D="refused", J="host"),
+    "sftp": _ssh("BcilPRsX", S="program", D="refused", b="refused", J="host"),
 }
 # go: `-flag`, `--flag`, either with `=value`; -exec and -toolexec are split by go.
 _GO: dict[str, How] = {"exec": "line", "toolexec": "line", "vettool": "program"}
@@ -164,6 +166,7 @@ _GO_BOOL = frozenset(
 )  # fmt: skip
 
 _PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+_HOSTS = re.compile(r"[A-Za-z0-9_.@:%,\[\]-]+")  # ssh -J: user@host:port, comma-separated
 # Builtins and keywords by which a shell runs its words as code, or a file.
 _SHELL_WORDS = frozenset(
     {
@@ -322,9 +325,23 @@ def _launch(tool: str, program: str, option: str, how: How, value: str, check: C
     if how == "refused":
         refuse(tool, program, option)
     if how == "setting":
-        name = re.split(r"[\s=]", value.strip(), maxsplit=1)[0].lower()
+        # ssh drops quotes and reads `=` or spaces around a name: none is taken here.
+        if any(c in value for c in "\"'\\") or value[:1] in ("=", " ", "\t"):
+            refuse(tool, program, f"{option} with quotes or a leading separator")
+        parts = re.split(r"[\s=]+", value, maxsplit=1)
+        name, rest = parts[0].lower(), parts[1] if len(parts) > 1 else ""
         if name in _RUNNING_SETTINGS:
             refuse(tool, program, f"{option} {name}")
+        if name == "proxyjump":
+            _launch(tool, program, option, "host", rest, check)
+        return
+    if how == "host":
+        # ssh runs a jump host through /bin/sh -c: host names only.
+        if value and (value.startswith("-") or not _HOSTS.fullmatch(value)):
+            raise ad.ScopeError(
+                f"{tool}: {program} {option} takes hosts as user@host:port, comma-separated,"
+                " of letters, digits and _.@:%,[]- only; nothing was run"
+            )
         return
     if how == "program":
         if value:

@@ -133,13 +133,17 @@ def command_forms(text: str, argv: Sequence[str], shell: bool) -> tuple[str, ...
     a quote or `>` in it), and for git, its words without git's options before its
     command (`git -C sub --no-pager commit` is `git commit`)."""
     forms = [words(text, list(argv), shell), text.lstrip()]
-    if not shell and PurePosixPath(argv[0]).name.lower() == "git":
+    try:
+        run = shlex.split(forms[0])  # a shell command's words, as split
+    except ValueError:  # an unclosed quote: /bin/sh will say so
+        run = []
+    if run and PurePosixPath(run[0]).name.lower() == "git":
         try:
-            at = command_at("", argv[1:])
+            at = command_at("", run[1:])
         except ad.ScopeError:  # an option git's checks refuse (with allow_shell): as written
             at = 0
         if at:
-            forms.append(shlex.join(["git", *argv[1 + at :]]))
+            forms.append(shlex.join(["git", *run[1 + at :]]))
     return tuple(forms)
 
 

@@ -288,7 +288,7 @@ def check_path(path: object, argument: str, tool: str, printable: bool = False) 
         raise ad.ArgumentError(f"{where} must be a string, not {type(path).__name__}")
     if "\x00" in path:
         raise ad.ArgumentError(f"{where} holds a NUL character, which no path can hold")
-    if printable and any(unicodedata.category(c) == "Cc" for c in path):
+    if printable and any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in path):
         raise ad.ArgumentError(
             f"{where} holds a control character ({path[:80]!r}): name a path of "
             "printable characters"

@@ -229,9 +229,11 @@ class Fetch(FetchRecording):
     def _revalidate(self, record: ad.Record) -> ad.Result:
         # A conditional GET: a 304 says the stored bytes still stand.
         conditions = {}
-        if isinstance(etag := record.meta.get("etag"), str):
+        # Only what a header can carry is sent (a server may have sent a Latin-1 ETag,
+        # a bundle may hold anything): without it the GET is unconditional.
+        if isinstance(etag := record.meta.get("etag"), str) and etag.isascii():
             conditions["If-None-Match"] = etag
-        if isinstance(modified := record.meta.get("last_modified"), str):
+        if isinstance(modified := record.meta.get("last_modified"), str) and modified.isascii():
             conditions["If-Modified-Since"] = modified
         url = rerun_url(record)
         identity = record.args.get("identity")

@@ -62,13 +62,15 @@ class ToolCall:
 
     `unparsed` is the arguments as the model wrote them when they are not a JSON object
     (a call cut off mid-way, or malformed): the API takes such a call in the history, so
-    the list is still read, with `arguments` empty."""
+    the list is still read, with `arguments` empty. `written_id` is the id the list
+    gives it when that id was given to an earlier call too (`call_id` is then `ID#N`)."""
 
     index: int
     call_id: str
     name: str
     arguments: dict[str, Any]
     unparsed: str | None = None
+    written_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class ToolResult:
     text: str
     is_error: bool
     content: tuple[Any, ...] | None = None  # the parts, when one is not text (an image)
+    written_id: str | None = None  # as ToolCall's: the id as the list gives it
 
 
 @dataclass(frozen=True)

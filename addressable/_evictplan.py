@@ -74,6 +74,7 @@ def evictable(
         if (
             kept_whole(conversation, result)
             or result.call_id in pins
+            or result.written_id in pins  # an id the list gives several calls: all of them
             or small(result) != (small_after is not None)
             or (small_after is not None and result.index <= small_after)
         ):

@@ -105,7 +105,8 @@ def json_parts(data: Any, known: Known) -> tuple[list[Part], list[Part]]:
         if value in ("", None) or isinstance(value, bool):
             continue
         name = _field(path)
-        shown = value if isinstance(value, str) else json.dumps(value)
+        # A Python literal's values may be no JSON (bytes, a set): shown as Python does.
+        shown = value if isinstance(value, str) else json.dumps(value, default=repr)
         if len(shown) > MAX_VALUE or "\n" in shown:
             continue
         groups.setdefault(name, {})[shown] = None

@@ -182,13 +182,16 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
                     written, "the tool call id"
                 ):
                     raise MalformedMessages(i, f"tool call {written!r}: not UTF-8 text")
-                used[written] = used.get(written, 0) + 1
-                if used[written] > 1:
-                    item = replace(item, call_id=f"{written}#{used[written]}")
-                if written in unanswered or item.call_id in calls:
+                if written in unanswered:
                     raise MalformedMessages(
                         i, f"tool call id {written!r} is used twice before a result answers it"
                     )
+                used[written] = used.get(written, 0) + 1
+                name, n = written, used[written]
+                while name in calls:  # the next free name (a list may spell `ID#2` too)
+                    name, n = f"{written}#{n}", n + 1
+                if name != written:
+                    item = replace(item, call_id=name, written_id=written)
                 calls[item.call_id] = item
                 unanswered[written] = item.call_id
             else:
@@ -201,7 +204,9 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
                     raise MalformedMessages(
                         i, f"tool result for {written!r} answers no earlier tool call"
                     )
-                results.append(item if own == written else replace(item, call_id=own))
+                if own != written:
+                    item = replace(item, call_id=own, written_id=written)
+                results.append(item)
     answered = {r.call_id for r in results}
     waiting = [c for c in calls.values() if c.call_id not in answered]
     # A call without a result is in flight only at the end of the list: after it come
@@ -213,8 +218,9 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
             r.index > call.index and calls[r.call_id].index < call.index for r in results
         )
         if any(i not in trailing for i in later) or answered_before:
+            written = call.written_id or call.call_id
             raise MalformedMessages(
-                call.index, f"tool call {call.call_id!r} ({call.name}) has no result"
+                call.index, f"tool call {written!r} ({call.name}) has no result"
             )
     return Conversation(found, calls, results, waiting)
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ._calls import run_to_end
 from ._errors import ArgumentError, EventLoopError
 from ._models import Result
-from ._payload import BLOCKS, payload_text
+from ._payload import BLOCKS, decode_text, payload_text
 from ._spec import ToolSpec
 
 REPLAY_TOOL = "replay_result"  # the tool a model calls to get a result back by its id
@@ -82,11 +82,21 @@ def result_text(result: Result) -> str:
     return binary_note(result) or result.text
 
 
+_CONTROLS = [chr(c) for c in range(32) if chr(c) not in "\t\n\r\0\x1b"]
+_MOSTLY_TEXT = 10  # a payload is shown as text while at most 1 in 10 characters is odd
+
+
 def binary_note(result: Result) -> str | None:
     """What stands for a payload that cannot be shown as text; None for text (or for
     blocks of text with images beside it, which are read as their text)."""
     media_type = result.record.media_type
     if media_type == BLOCKS or payload_text(result.payload, media_type) is not None:
+        return None
+    # Text with a stray byte (a Latin-1 letter, NULs between names) is still read as
+    # text; what is mostly bytes no text holds (an image, an archive) is not.
+    text = decode_text(result.payload, media_type)
+    odd = text.count("\ufffd") + sum(text.count(c) for c in _CONTROLS)
+    if odd * _MOSTLY_TEXT <= len(text):
         return None
     size = len(result.payload)
     return f"[binary content: {size:,} bytes of {media_type}; it cannot be shown as text]"

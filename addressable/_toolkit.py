@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 from ._calls import Calls
 from ._continuity import Continuity, StalePolicy
+from ._errors import ArgumentError
 from ._kitcontinuity import ContinuityFacade
 from ._kitrecording import RecordingFacade
 from ._models import Determinism, Result, member
@@ -68,6 +69,9 @@ class Toolkit(RecordingFacade, ContinuityFacade):
         started = checked_time(clock())  # a clock giving naive times fails here, not mid-run
         if store is None or isinstance(store, str | os.PathLike):
             store = open_store(store)  # a URL or a folder, as open_store takes it
+        elif not callable(getattr(store, "put", None)):
+            kind = type(store).__name__
+            raise ArgumentError(f"Toolkit: store must be a Store or a store URL, not {kind}")
         self._recorder = Recorder(
             store,
             session=session or f"s-{started:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}",

@@ -98,6 +98,7 @@ def test_a_finding_not_well_formed_is_a_bad_line_naming_its_field(tmp_path: Path
         ({**good, "turn": "late"}, "findings.0.turn: "),
         ({**good, "status": 5}, "findings.0.status: "),
         ({**good, "established": None}, "findings.0.established: "),
+        ({**good, "item": "\ud800"}, "findings.0.item: "),  # a state document refuses it
     ]
     trace = tmp_path / "trace.jsonl"
     trace.write_bytes(with_findings(good) + b"".join(with_findings(f) for f, _ in bad))

@@ -371,3 +371,25 @@ def test_a_call_id_given_twice_before_a_result_is_still_refused(kit: ad.Toolkit)
     ]
     with pytest.raises(ad.MalformedMessages, match="used twice before a result answers it"):
         ad.compact(messages, kit=kit)
+
+
+def test_a_written_id_given_to_several_calls_pins_them_all_and_names_its_own(
+    kit: ad.Toolkit,
+) -> None:
+    pages = [" ".join(f"p{k}-w{n}" for n in range(900)) for k in range(3)]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "read"}]
+    for k, (call_id, page) in enumerate(zip(["a#2", "a", "a"], pages, strict=True)):
+        call = {"id": call_id, "type": "function"}
+        call["function"] = {"name": "read", "arguments": json.dumps({"page": k})}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": page})
+    messages.append({"role": "assistant", "content": "done"})
+    conversation = ad.parse_messages(messages)
+    assert len(set(conversation.calls)) == 3  # a list may spell `ID#2` itself
+    assert [r.written_id or r.call_id for r in conversation.results] == ["a#2", "a", "a"]
+    made = ad.compact(messages, kit=kit, keep_last=0, pins=["a"])
+    texts = [r.text for r in ad.parse_messages(made.messages).results]
+    assert texts[1:] == pages[1:] and texts[0] != pages[0]
+    cut = [*messages[:6], {"role": "user", "content": "next"}]  # the third `a` unanswered
+    with pytest.raises(ad.MalformedMessages, match="tool call 'a' \\(read\\) has no result"):
+        ad.parse_messages(cut)

@@ -389,3 +389,16 @@ def test_origins_that_are_no_origins_are_refused(kit: ad.Toolkit, bad: object) -
     assert Identity(name="gh", origins=["HTTPS://API.example/v1"]).origins == (
         "https://api.example",
     )
+
+
+def test_an_etag_no_header_can_carry_is_not_sent_back(
+    fetch: Fetch, server: LocalServer, clock: FakeClock
+) -> None:
+    # A hostile server's Latin-1 ETag: sending it back raised UnicodeEncodeError.
+    server.pages["/doc"] = Page(HTML, etag='"v\xe9"')
+    first = fetch(server.url("/doc"))
+    assert first.record.meta["etag"] == '"v\xe9"'
+    clock.advance(minutes=10)
+    again = fetch.kit.replay(first.id, verify=True)
+    assert "If-None-Match" not in server.requests[-1].headers
+    assert again.changed is False and again.payload == HTML

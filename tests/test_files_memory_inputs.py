@@ -614,6 +614,7 @@ def test_a_folder_delete_that_fails_before_removing_anything_is_not_applied(
         ({"command": "view", "path": "/memories/x\nerror: y"}, "path"),
         ({"command": "create", "path": "/memories/a\rb", "file_text": "t"}, "path"),
         ({"command": "delete", "path": "/memories/a\x1b[2Jb"}, "path"),
+        ({"command": "view", "path": "/memories/x\u2028error: y"}, "path"),
         (
             {"command": "rename", "old_path": "/memories/a", "new_path": "/memories/b\nc"},
             "new_path",

@@ -62,6 +62,10 @@ CASES: dict[str, tuple[Callable[[ad.Toolkit], object], str]] = {
         ),
         "evict: store= must be a Store, not NoneType",
     ),
+    "Toolkit(5)": (
+        lambda kit: ad.Toolkit(5),
+        "Toolkit: store must be a Store or a store URL, not int",
+    ),
     "count_tokens(None)": (
         lambda kit: ad.count_tokens(None),
         "count_tokens: text must be a str, not NoneType",
@@ -140,3 +144,25 @@ def test_a_binary_result_reads_the_same_to_the_model_from_handle_and_from_replay
     assert shown == replayed
     assert shown.startswith(f"[binary content: {len(png):,} bytes of ")
     assert "\ufffd" not in shown and "\x00" not in shown
+
+
+@pytest.mark.parametrize(
+    "payload", [b"caf\xe9 latte, total 12 files\n", b"a.txt\x00b.txt\x00c.txt\x00"]
+)
+def test_text_with_a_stray_byte_is_still_shown_as_text(kit: ad.Toolkit, payload: bytes) -> None:
+    @kit.tool(determinism="nondeterministic")
+    def listing() -> bytes:
+        """Some output."""
+        return payload
+
+    shown = kit.handle("listing", {})
+    assert ("binary content" not in shown and "txt" in shown) or "latte" in shown
+    (record,) = [r for r in kit.store.records() if r.tool == "listing"]
+    assert kit.handle("replay_result", {"id": record.id}) == shown
+
+
+@pytest.mark.parametrize("label", ["Result: ", "```\n"])
+def test_a_labelled_python_literal_with_bytes_or_sets_compacts(kit: ad.Toolkit, label: str) -> None:
+    text = label + repr({b"key": b"v" * 3000, "tags": {1, 2}, "id": "ord_5581"})
+    made = ad.compact(messages(text), kit=kit, keep_last=0)
+    assert len(made.evicted) == 1 and "ord_5581" in made.messages[2]["content"]

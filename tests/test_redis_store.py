@@ -53,6 +53,15 @@ def test_the_password_never_shows(redis_url: str) -> None:
     assert "s3cret-pw" not in str(info.value)
 
 
+@pytest.mark.parametrize("password", ["Zm9v/YmFy+cXV4", "hun?ter2pw", "pass#word99"])
+def test_a_password_holding_a_url_delimiter_never_shows(password: str) -> None:
+    # urlsplit ends the user part at the first / ? or #: the password then read as host.
+    with pytest.raises(ad.StoreError, match="must be percent-encoded") as info:
+        ad.open_store(f"redis://:{password}@127.0.0.1:6379/0")
+    shown = str(info.value)
+    assert password[:5] not in shown and "\n" not in shown
+
+
 def test_an_unreachable_server_is_a_store_error() -> None:
     with pytest.raises(
         ad.StoreError, match=r"cannot reach the redis store at redis://127\.0\.0\.1:1"

@@ -144,18 +144,22 @@ def test_pure_matches_the_words_that_run(kit: ad.Toolkit, tmp_path: Path) -> Non
         "git --git-dir=.git commit --allow-empty -q -m x",
     ],
 )
+@pytest.mark.parametrize("shell", [False, True])
 def test_writes_matches_git_s_command_after_its_own_options(
-    kit: ad.Toolkit, tmp_path: Path, command: str
+    kit: ad.Toolkit, tmp_path: Path, command: str, shell: bool
 ) -> None:
     env = {"GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin"}
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, env=env, check=True)
     for name, value in (("user.email", "a@example.com"), ("user.name", "A")):
         subprocess.run(["git", "config", name, value], cwd=tmp_path, env=env, check=True)
-    shell = Shell(kit, cwd=tmp_path, allow=("git",), writes=("git commit",))
-    record = shell(command).record
+    if shell:
+        run = Shell(kit, cwd=tmp_path, allow_shell=True, writes=("git commit",))
+    else:
+        run = Shell(kit, cwd=tmp_path, allow=("git",), writes=("git commit",))
+    record = run(command, shell=shell).record
     assert record.determinism is ad.Determinism.SIDE_EFFECT
     assert record.outcome is ad.Outcome.COMPLETED
-    assert shell("git log --oneline").text.count("\n") >= 1
+    assert run("git log --oneline").text.count("\n") >= 1
 
 
 @pytest.mark.parametrize(

@@ -161,6 +161,13 @@ def test_without_allow_an_option_cannot_start_a_shell_either(
         pytest.param("ssh -F ./config host", ("ssh",), id="ssh -F"),
         pytest.param("ssh -I ./pkcs11.so host", ("ssh",), id="ssh -I"),
         pytest.param("ssh host -o ProxyCommand=x", ("ssh",), id="ssh -o after the host"),
+        pytest.param("ssh -o '\"ProxyCommand\" touch p' host", ("ssh",), id="ssh quoted name"),
+        pytest.param("ssh -o '=ProxyCommand touch p' host", ("ssh",), id="ssh leading ="),
+        pytest.param("ssh -o 'ProxyCommand\"\" touch p' host", ("ssh",), id="ssh empty quotes"),
+        pytest.param("ssh -J 'u@a`touch${IFS}p`' host", ("ssh",), id="ssh -J a shell word"),
+        pytest.param("ssh -o 'ProxyJump=u@a$(touch p)' host", ("ssh",), id="ssh ProxyJump"),
+        pytest.param("scp -J 'a;touch p' x host:y", ("scp",), id="scp -J"),
+        pytest.param("slogin -o ProxyCommand=x host", ("slogin",), id="slogin"),
         pytest.param("scp -S ./relay a host:b", ("scp",), id="scp -S"),
         pytest.param("scp -o ProxyCommand=x a host:b", ("scp",), id="scp -o"),
         pytest.param("sftp -b ./batch host", ("sftp",), id="sftp -b"),
@@ -352,6 +359,11 @@ def test_programs_not_installed_are_not_refused_for_ordinary_options(
             id="ssh -o a setting that runs nothing",
         ),
         pytest.param("wget -q -t 1 -O - http://127.0.0.1:1/", ("wget",), id="wget"),
+        pytest.param(
+            "ssh -o ConnectTimeout=1 -J me@127.0.0.1:1 -p 1 127.0.0.1 true",
+            ("ssh",),
+            id="ssh -J a host",
+        ),
     ],
 )
 def test_ordinary_options_of_ssh_and_wget_still_run(

@@ -18,19 +18,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .. import AddressableError, MessageShape, Task, parse_messages
+from .. import AddressableError, Finding, MessageShape, Task, parse_messages
 
 
-class RecordedFinding(BaseModel):
+class RecordedFinding(Finding):
     """A finding a session records, and the message index it was established at: what
-    the `addressable+state` strategy's model would write from that turn on."""
+    the `addressable+state` strategy's model would write from that turn on. Checked as
+    a state document's finding is (no lone surrogate); other fields are let be."""
 
-    item: str
-    status: str
-    established: str
-    evidence: list[str] = []
+    model_config = ConfigDict(extra="ignore")
+
     turn: int = 0
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 from typing import Any
 
@@ -260,7 +261,10 @@ class Proxy:
 
     def _failure(self, name: str, exc: Exception) -> Exception:
         """What went wrong with a call, as the exception to record."""
-        code = exc.code if isinstance(exc, MCPError) else None
+        # The client says a call timed out or the connection closed with these codes;
+        # an upstream's own error may carry them too (-32000 is JSON-RPC's generic
+        # server error): only the client's own words are taken for them.
+        code = exc.code if isinstance(exc, MCPError) and _said_by_client(exc) else None
         if code == types.REQUEST_TIMEOUT or isinstance(exc, TimeoutError):
             return DeadlineExceeded(
                 f"upstream tool {name!r} did not answer within {self.config.timeout:g}s"
@@ -378,8 +382,19 @@ def _text_of(result: types.CallToolResult) -> str:
     return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
 
 
+def _said_by_client(exc: MCPError) -> bool:
+    """Whether `exc` is the client's own timeout or closed connection, not an error the
+    upstream answered with the same code."""
+    message = exc.error.message
+    return (
+        message == "Connection closed" or re.fullmatch(r"Request .* timed out", message) is not None
+    )
+
+
 def _first_text(result: types.CallToolResult) -> str | None:
     for block in result.content:
         if isinstance(block, types.TextContent) and block.text.strip():
-            return one_line(block.text)[:300]
+            # Redacted before it is cut: a cut could leave the start of a password.
+            said: str = redact_urls(one_line(block.text))
+            return said[:300]
     return None

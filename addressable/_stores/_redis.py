@@ -33,6 +33,13 @@ class _RedisBackend:
         except ImportError:
             raise MissingDependency("the Redis store", "redis", "redis") from None
         parts = urlsplit(url)
+        written = url.partition("://")[2]
+        if "@" in written and "@" not in parts.netloc:  # a password that holds / ? or #
+            host = written.rpartition("@")[2].partition("?")[0].partition("#")[0]
+            raise StoreError(
+                f"redis store URL {parts.scheme}://***@{host}: a '/', '?' or '#' in its "
+                "password must be percent-encoded (%2F, %3F, %23)"
+            )
         query = dict(parse_qsl(parts.query))
         namespace = query.pop("namespace", "addressable")
         server_url = urlunsplit(parts._replace(query=urlencode(query)))

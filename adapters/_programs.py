@@ -133,10 +133,12 @@ def command_forms(text: str, argv: Sequence[str], shell: bool) -> tuple[str, ...
     a quote or `>` in it), and for git, its words without git's options before its
     command (`git -C sub --no-pager commit` is `git commit`)."""
     forms = [words(text, list(argv), shell), text.lstrip()]
-    try:
-        run = shlex.split(forms[0])  # a shell command's words, as split
-    except ValueError:  # an unclosed quote: /bin/sh will say so
-        run = []
+    run = list(argv)
+    if shell:
+        try:
+            run = shlex.split(text)  # the words of a shell command, as `words` reads them
+        except ValueError:  # an unclosed quote: /bin/sh will say so
+            run = []
     if run and PurePosixPath(run[0]).name.lower() == "git":
         try:
             at = command_at("", run[1:])

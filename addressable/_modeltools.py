@@ -79,26 +79,32 @@ def result_text(result: Result) -> str:
     note of its size and kind when it is not text (as `replay_result` gives it)."""
     if not result.ok:
         return f"error: {result.record.error or result.text}"
-    return binary_note(result) or result.text
+    text = readable_text(result)
+    return binary_note(result) if text is None else text
 
 
 _CONTROLS = [chr(c) for c in range(32) if chr(c) not in "\t\n\r\0\x1b"]
 _MOSTLY_TEXT = 10  # a payload is shown as text while at most 1 in 10 characters is odd
 
 
-def binary_note(result: Result) -> str | None:
-    """What stands for a payload that cannot be shown as text; None for text (or for
-    blocks of text with images beside it, which are read as their text)."""
+def readable_text(result: Result) -> str | None:
+    """The payload as text, decoded once; None when it is mostly bytes no text holds
+    (an image, an archive). Text with a stray byte (a Latin-1 letter, NULs between
+    names) is still text, and blocks of text with images beside them are their text."""
     media_type = result.record.media_type
-    if media_type == BLOCKS or payload_text(result.payload, media_type) is not None:
-        return None
-    # Text with a stray byte (a Latin-1 letter, NULs between names) is still read as
-    # text; what is mostly bytes no text holds (an image, an archive) is not.
+    if media_type == BLOCKS:
+        return result.text
+    text = payload_text(result.payload, media_type)
+    if text is not None:
+        return text
     text = decode_text(result.payload, media_type)
     odd = text.count("\ufffd") + sum(text.count(c) for c in _CONTROLS)
-    if odd * _MOSTLY_TEXT <= len(text):
-        return None
-    size = len(result.payload)
+    return text if odd * _MOSTLY_TEXT <= len(text) else None
+
+
+def binary_note(result: Result) -> str:
+    """What stands for a payload `readable_text` does not read as text."""
+    size, media_type = len(result.payload), result.record.media_type
     return f"[binary content: {size:,} bytes of {media_type}; it cannot be shown as text]"
 
 

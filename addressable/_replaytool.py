@@ -16,7 +16,7 @@ from ._errors import (
     IntegrityError,
     NotFound,
 )
-from ._modeltools import REPLAY_TOOL, binary_note
+from ._modeltools import REPLAY_TOOL, binary_note, readable_text
 from ._payload import BLOCKS
 from ._replayselect import PATTERN_LENGTH, select
 from ._stubs import prefix_mark
@@ -144,9 +144,8 @@ class ReplayTool:
             text = select(blocks_text(content), arguments)
             textless = describe(content, textless=True)  # a search result's text is shown
             return f"{text}\n[with it: {textless}, not shown as text]" if textless else text
-        note = binary_note(result)
-        if note is not None and not self._kit.has_renderer(result.record.tool):
-            return note
+        if readable_text(result) is None and not self._kit.has_renderer(result.record.tool):
+            return binary_note(result)
         return select(self._kit.render(result), arguments)
 
     def content(self, arguments: dict[str, Any], shape: str = "anthropic") -> str | list[Any]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 import addressable as ad
+from addressable._argerrors import CheckedModel
 
 from ._urls import check_url, origin
 
@@ -20,7 +21,7 @@ WRITES = {
 }
 
 
-class Scope(BaseModel):
+class Scope(CheckedModel):
     """What an Api adapter may do: which origins, as which identities, which actions.
     A call outside it raises `ScopeError` and nothing is sent. "write" allows
     reversible writes too, and "read" the re-read of a recorded read

@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     field_validator,
 )
 
 import addressable as ad
+from addressable._argerrors import CheckedModel
 from addressable._toolargs import check_arguments
 
 from ._urls import checked_origins
@@ -97,7 +97,7 @@ class Adapter:
         )
 
 
-class Identity(BaseModel):
+class Identity(CheckedModel):
     """Who a request is sent as: a name, and headers whose credentials are secret
     references (``Bearer secret:env:API_TOKEN``), resolved only when sending. The
     headers are the user's: their references are resolved whoever names the identity,

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Collection, Sequence
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ._errors import ArgumentError
 from .ids import QUOTED_CHARS
@@ -21,6 +22,7 @@ def argument_error(
     *,
     left_out: Collection[str] = (),
     positions_only: bool = False,
+    of: str = "this tool",
 ) -> ArgumentError:
     """The one line that names each argument of `tool` that does not fit, and why:
     ``TOOL: argument 'NAME' is required; argument 'OTHER' does not fit: ...``, as
@@ -28,12 +30,13 @@ def argument_error(
     `takes`: the arguments the tool takes. `left_out`: those given as `null`, which
     stands for an argument left out (one that is required is said to be). With
     `positions_only`, a place inside an argument is named by its list positions alone
-    (not by the tags pydantic adds for each member of a union)."""
+    (not by the tags pydantic adds for each member of a union). `of`: what takes them,
+    as a refused extra argument names it."""
     said: list[str] = []
     for error in exc.errors(include_url=False):
         loc = error["loc"]
         inner = tuple(p for p in loc[1:] if type(p) is int) if positions_only else loc[1:]
-        kind, msg = error["type"], one_line(error["msg"])
+        kind, msg = error["type"], one_line(error["msg"].removeprefix("Value error, "))
         if not loc:  # the arguments as a whole
             text = f"the arguments do not fit: {msg}"
         elif loc[0] in left_out:
@@ -41,7 +44,7 @@ def argument_error(
         elif kind == "missing":
             text = problem(".".join(_short(p) for p in loc), "is required")
         elif kind == "extra_forbidden" and len(loc) == 1:
-            text = problem(_short(loc[0]), not_taken(takes))
+            text = problem(_short(loc[0]), not_taken(takes, of))
         else:
             got = _got(error["input"]) if "input" in error else ""
             where = ".".join(_short(p) for p in loc[:1] + inner)
@@ -59,9 +62,9 @@ def problem(where: str, what: str) -> str:
     return f"argument {where!r} {what}"
 
 
-def not_taken(takes: Sequence[str]) -> str:
-    """Why an argument no parameter names is refused, listing those the tool takes."""
-    return f"is not an argument of this tool (it takes: {', '.join(takes) or 'none'})"
+def not_taken(takes: Sequence[str], of: str = "this tool") -> str:
+    """Why an argument no parameter names is refused, listing those `of` takes."""
+    return f"is not an argument of {of} (it takes: {', '.join(takes) or 'none'})"
 
 
 def _got(value: object) -> str:
@@ -83,3 +86,19 @@ def _short(part: object) -> str:
     """A place in the arguments (a name, a key, an index) as one short piece of a line."""
     text = one_line(part) if str(part).strip() else repr(str(part))
     return text if len(text) <= QUOTED_CHARS else f"{text[:QUOTED_CHARS]}…"
+
+
+class CheckedModel(BaseModel):
+    """A model a user builds by hand (an identity, a scope): a value that does not fit,
+    or a field it does not have (a misspelt `origin=` would otherwise be dropped, and
+    the limit with it), is a one-line `ArgumentError` naming the model and each field,
+    as a tool's arguments are told, not pydantic's `ValidationError` of several lines."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            name, fields = type(self).__name__, tuple(type(self).model_fields)
+            raise argument_error(name, exc, fields, of=name) from None

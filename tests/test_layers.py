@@ -146,6 +146,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._mcp.cli",
         "addressable._mcp.config",
         "addressable._mcp.proxy",
+        "addressable._mcp.proxystart",
         "addressable._mcp.results",
         "addressable._mcp.server",
     ),

@@ -487,6 +487,31 @@ def test_proxy_refuses_an_upstream_whose_list_of_tools_never_ends(tmp_path: Path
     assert "list of tools does not end" in line
 
 
+RAW = Path(__file__).with_name("mcp_raw_upstream.py")
+
+
+@pytest.mark.parametrize(
+    ("upstream", "said"),
+    [
+        # answers nothing, not even the handshake
+        (["sleep", "60"], "it did not answer the MCP handshake within 2s"),
+        # lists its tools in a shape MCP does not have
+        ([sys.executable, str(RAW), "badlist"], "its list of tools is not as MCP has it: tools.0"),
+        # refuses to list them with an error of several lines
+        ([sys.executable, str(RAW), "errorlist"], "no tools today Traceback"),
+    ],
+)
+def test_an_upstream_that_cannot_start_the_proxy_is_one_line(
+    tmp_path: Path, upstream: list[str], said: str
+) -> None:
+    store = str(tmp_path / "s")
+    done = addressable("mcp", "proxy", "--store", store, "--timeout", "2", "--", *upstream)
+    assert done.returncode == 5, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("addressable: error: the upstream server: ")
+    assert said in line
+
+
 def test_serve_over_http_on_loopback(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

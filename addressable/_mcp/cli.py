@@ -111,7 +111,7 @@ def run_proxy(store: Store, args: argparse.Namespace, out: Any) -> int:
         if not args.timeout > 0:
             return _usage(f"--timeout must be more than 0 seconds, not {args.timeout}")
         config = config.model_copy(update={"timeout": args.timeout})
-    from .proxy import run
+    from .proxystart import run
 
     return run(store, config, command)
 

@@ -21,18 +21,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import re
-import sys
 from typing import Any
 
 import anyio
 import anyio.to_thread
+from pydantic import ValidationError
 
 from .._argerrors import one_line
 from .._blocks import describe
 from .._errors import AddressableError, ArgumentError, DeadlineExceeded
-from .._exitcodes import EXIT_FAILURE, EXIT_OK
 from .._failed import failed
 from .._models import Determinism, Outcome, Record, Status
 from .._registry import failure_text, refused_text
@@ -41,7 +39,6 @@ from .._replaytool import DESCRIPTION as REPLAY_DESCRIPTION
 from .._replaytool import NAME as REPLAY
 from .._replaytool import SCHEMA as REPLAY_SCHEMA
 from .._replaytool import ReplayTool
-from .._stores import Store
 from .._toolkit import RecordOptions, Toolkit
 from .._urlcredentials import redact_urls
 from ..ids import canonical_args, quoted
@@ -51,8 +48,6 @@ from ._sdk import (
     MCPError,
     Server,
     ServerRequestContext,
-    StdioServerParameters,
-    stdio_server,
     types,
 )
 from .config import McpConfig
@@ -102,6 +97,8 @@ class Proxy:
                     message=f"the upstream server did not list its tools within "
                     f"{self.config.timeout:g}s",
                 ) from None
+            except ValidationError as exc:  # the client's check of the answer
+                raise MCPError(code=types.INTERNAL_ERROR, message=_unlike_mcp(exc)) from None
             listed.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
@@ -326,42 +323,14 @@ class Proxy:
         return server
 
 
-def run(store: Store, config: McpConfig, command: list[str]) -> int:
-    """Start `command` as the upstream and serve in front of it on stdio."""
-    try:
-        anyio.run(_main, store, config, command)
-    except OSError as exc:
-        print(f"addressable: error: cannot start {command[0]!r}: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
-    except (MCPError, BaseExceptionGroup) as exc:
-        found = _mcp_error(exc)
-        if found is None:
-            raise
-        print(f"addressable: error: the upstream server: {found.error.message}", file=sys.stderr)
-        return EXIT_FAILURE
-    return EXIT_OK
-
-
-def _mcp_error(exc: BaseException) -> MCPError | None:
-    """The MCP error `exc` is, or the first one a group of errors holds."""
-    if isinstance(exc, MCPError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            if (found := _mcp_error(inner)) is not None:
-                return found
-    return None
-
-
-async def _main(store: Store, config: McpConfig, command: list[str]) -> None:
-    kit = Toolkit(store)
-    upstream = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    async with Client(upstream, cache=None) as client:
-        proxy = Proxy(kit, config, client)
-        await proxy.list_tools()
-        server = proxy.server()
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+def _unlike_mcp(exc: ValidationError) -> str:
+    """Why an upstream's list of tools was refused, in one line: where it is not as
+    MCP has it, the first place named."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"]) or "the list"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"its list of tools is not as MCP has it: {where}: {one_line(first['msg'])}{more}"
 
 
 def _refused(text: str) -> types.CallToolResult:

@@ -159,6 +159,24 @@ def test_verify_stats_gc_pin(
     assert code == 3 and "expired" in err
 
 
+def test_a_refused_import_leaves_no_store_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"not": "a bundle"}\n')
+    target = tmp_path / "new" / "store"
+    code, _, err = run(capsys, "import", str(bad), "--store", str(target))
+    assert code == 5 and "not an addressable bundle" in err
+    code, _, err = run(capsys, "import", str(tmp_path / "missing.jsonl"), "--store", str(target))
+    assert code == 5 and "no bundle file" in err
+    assert not (tmp_path / "new").exists()  # the folders it made, the outer one too
+    # A folder that was there stays, and so does a store that was there.
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    assert run(capsys, "import", str(bad), "--store", str(kept))[0] == 5
+    assert kept.is_dir()
+
+
 def test_export_import_export_gives_the_same_bytes(
     filled: tuple[str, dict[str, ad.Result]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

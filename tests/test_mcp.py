@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -558,3 +559,33 @@ def test_without_the_extra_the_error_names_it() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env())
     assert "pip install 'addressable-tools[mcp]'" in done.stdout
+
+
+def test_a_damaged_record_is_left_out_of_the_listing_of_resources(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha\n")
+    (work / "b.txt").write_text("beta\n")
+    store = tmp_path / "store"
+
+    async def scenario() -> None:
+        async with session(store, "serve", "files", "--root", str(work)) as client:
+            first = await client.call_tool("files", {"command": "read", "path": "a.txt"})
+            second = await client.call_tool("files", {"command": "read", "path": "b.txt"})
+            damaged, kept = link_of(first).uri, link_of(second).uri
+            # Another hand edits one record's stored bytes while the server runs.
+            record_id = damaged.rsplit("/", 1)[1]
+            with sqlite3.connect(store / "cache.db") as db:
+                sql = "SELECT value FROM addressable_records WHERE id = ?"
+                (value,) = db.execute(sql, (record_id,)).fetchone()
+                changed = bytes(value).replace(b'"path":"a.txt"', b'"path":"c.txt"')
+                assert changed != value
+                sql = "UPDATE addressable_records SET value = ? WHERE id = ?"
+                db.execute(sql, (changed, record_id))
+            listed = {r.uri for r in (await client.list_resources()).resources}
+            assert listed == {kept}
+            with pytest.raises(MCPError) as raised:  # read by itself, it is named damaged
+                await client.read_resource(damaged)
+            assert "\n" not in raised.value.message
+
+    run(scenario)

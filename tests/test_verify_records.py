@@ -104,6 +104,27 @@ def _edit_in_the_file(path: Path, record_id: str) -> None:
         db.execute("UPDATE addressable_records SET value = ? WHERE id = ?", (changed, record_id))
 
 
+def test_a_record_edited_with_sqls_text_functions_is_named_not_a_crash(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # SQL's replace() gives TEXT back, where the store writes BLOBs: verify, listings
+    # and replay name the edited record, and read one only retyped as it was.
+    with ad.DiskStore(tmp_path / "s") as store:
+        edited, kept = fill(store, clock)
+    with sqlite3.connect(tmp_path / "s" / "cache.db") as db:
+        sql = "UPDATE addressable_records SET value = replace(value, ?, ?) WHERE id = ?"
+        db.execute(sql, ("text/html", "text/plain", edited.id))
+        sql = "UPDATE addressable_records SET value = CAST(value AS TEXT), "
+        sql += "payload = CAST(payload AS TEXT) WHERE id = ?"
+        db.execute(sql, (kept.id,))
+    with ad.DiskStore(tmp_path / "s") as store:
+        assert_altered(store, edited.id, kept)
+        damaged: list[str] = []
+        assert [r.id for r in store.records(damaged=damaged)] == [kept.id]
+        assert damaged == [edited.id]
+        assert store.stats().records == 2
+
+
 def test_a_record_edited_in_the_sqlite_file_is_damage(tmp_path: Path, clock: FakeClock) -> None:
     with ad.DiskStore(tmp_path / "s") as store:
         edited, kept = fill(store, clock)

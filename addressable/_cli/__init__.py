@@ -6,8 +6,11 @@ modules beside this one."""
 
 from __future__ import annotations
 
+import argparse
+import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import httpx
 from rich.console import Console
@@ -29,7 +32,7 @@ from .._exitcodes import (
     EXIT_OK,
     EXIT_USAGE,
 )
-from .._stores import open_store
+from .._stores import Store, open_store
 from ._inspect import HEAD_BYTES, HEAD_LINES
 from ._output import one_line, visible
 from ._parser import EPILOG, build_parser
@@ -51,12 +54,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Nothing printed here is markup: what tools wrote must show as written.
     out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
     try:
-        store = open_store(args.store, create=args.creates)
+        store, made = _opened(args)
+        code: int = EXIT_FAILURE  # until the command says otherwise
         try:
-            code: int = args.run(store, args, out)
+            code = args.run(store, args, out)
             return code
         finally:
+            # A store this command made and then failed to fill (a refused bundle, an
+            # upstream that never started) is not left behind as an empty folder.
+            unmake = made is not None and code != EXIT_OK and _empty(store)
             store.close()
+            if unmake:
+                shutil.rmtree(str(made), ignore_errors=True)
     except NoStore as exc:
         return _fail(
             f"no store at {visible(str(exc.path))}: {exc.why}; only import and mcp create "
@@ -73,6 +82,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except (AddressableError, OSError, httpx.HTTPError) as exc:
         return _fail(exc, EXIT_FAILURE)  # a re-run that could not reach its source, too
+
+
+def _opened(args: argparse.Namespace) -> tuple[Store, Path | None]:
+    """The store the command runs on, and the folder that opening it made (the
+    outermost one that was not there), if it made one."""
+    try:
+        return open_store(args.store, create=False), None
+    except NoStore as exc:
+        if not args.creates:
+            raise
+        made = None
+        for folder in (exc.path, *exc.path.parents):
+            if folder.exists():
+                break
+            made = folder
+        return open_store(args.store, create=True), made
+
+
+def _empty(store: Store) -> bool:
+    """Whether the store holds nothing at all."""
+    try:
+        stats = store.stats()
+    except AddressableError:
+        return False
+    return stats.records == 0 and stats.blobs == 0
 
 
 def _fail(exc: BaseException | str, code: int) -> int:

@@ -91,9 +91,15 @@ def install(server: Server[Any], kit: Toolkit) -> None:
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        # The session's own: a listing hands out whole ids, which reach any record.
-        records = kit.store.records(session=kit.session, newest_first=True, limit=LISTED)
-        return types.ListResourcesResult(resources=[resource(r) for r in records])
+        # The session's own: a listing hands out whole ids, which reach any record. One
+        # that cannot be read is left out (`verify` names it; a read of it says why).
+        try:
+            records = kit.store.records(
+                session=kit.session, newest_first=True, limit=LISTED, damaged=[]
+            )
+            return types.ListResourcesResult(resources=[resource(r) for r in records])
+        except AddressableError as exc:
+            raise mcp_error(exc) from exc
 
     async def list_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

@@ -61,6 +61,13 @@ if hasattr(os, "register_at_fork"):  # POSIX: elsewhere no process forks
     os.register_at_fork(after_in_child=lambda: _forks.__setitem__(0, _forks[0] + 1))
 
 
+def stored(value: bytes | memoryview | str) -> bytes:
+    """A value as SQLite gave it back, as bytes. Values are written as BLOBs; one edited
+    by hand with SQL's text functions (`replace(value, ...)`) comes back as TEXT, and
+    is read as the UTF-8 it holds, for its record's checksum to judge."""
+    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+
+
 def default_home() -> Path:
     """`$ADDRESSABLE_HOME`, or `.addressable` in the current directory."""
     return Path(os.environ.get("ADDRESSABLE_HOME") or ".addressable")
@@ -105,14 +112,14 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
                 "SELECT value FROM addressable_records WHERE id = ?", (key[len(RECORD) :],)
             ).fetchone()
             if row is not None:
-                return bytes(row[0])
+                return stored(row[0])
             # Else a value an earlier version wrote after this store was moved: read as
             # it wrote it (and moved on the next open), never taken for a missing record.
         value = self._cache.get(key)
         if value is None and key.startswith(BLOB):
             row = self._sql(COPY, (key[len(BLOB) :],)).fetchone()
-            return None if row is None else bytes(row[0])
-        return None if value is None else bytes(value)
+            return None if row is None else stored(row[0])
+        return None if value is None else stored(value)
 
     def get_joined(self, record_id: str) -> tuple[bytes, bytes | None, bytes | None] | None:
         """A record's value, with its payload (when kept in a row, not a file) and its
@@ -229,9 +236,9 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
                 "SELECT item FROM addressable_sightings WHERE id = ? ORDER BY rowid",
                 (key[len(OBSERVED) :],),
             )
-            return [bytes(item) for (item,) in rows]
+            return [stored(item) for (item,) in rows]
         value = self._cache.get(key)
-        return bytes(value).splitlines() if value else []
+        return stored(value).splitlines() if value else []
 
     @translated("deleting")
     def delete(self, key: str) -> None:

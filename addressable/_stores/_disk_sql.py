@@ -156,10 +156,12 @@ COPY = "SELECT payload FROM addressable_records WHERE address = ? AND payload IS
 # The copies of the payload are looked for only when the row has none (`coalesce`
 # runs a subquery only when the values before it are NULL; a join would run always).
 JOINED = (
-    "SELECT r.value, coalesce(r.payload, (SELECT c.payload FROM addressable_records AS c "
-    "WHERE c.address = r.address AND c.payload IS NOT NULL LIMIT 1), "
+    # A value edited by hand with SQL's text functions is TEXT: read as its bytes.
+    "SELECT CAST(r.value AS BLOB), CAST(coalesce(r.payload, (SELECT c.payload "
+    "FROM addressable_records AS c WHERE c.address = r.address AND c.payload IS NOT NULL "
+    "LIMIT 1), "
     "(SELECT b.value FROM Cache AS b WHERE b.key = 'b:' || r.address AND b.raw = 1 "
-    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL)), "
+    f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL)) AS BLOB), "
     "nullif(coalesce(r.tokens, (SELECT t.value FROM Cache AS t "
     "WHERE t.key = 't:' || r.address AND t.raw = 1)), X'') "
     "FROM addressable_records AS r WHERE r.id = ?"

@@ -16,11 +16,11 @@ as plain words: no quote, no shell character, no builtin such as `.` or `trap` f
 Then every reader sees the same words, and they are checked as a command.
 
 These checks stop the direct routes only. A program that interprets what it is given
-(python, node, awk, sed, make, go with `go run` and `go generate`) runs that code by
-design. git runs the hooks of the repository it works in, and the programs its config
-names (`core.fsmonitor`, a filter, a diff driver): allowing git, or any program that
-writes files in a repository (git itself, find -fprintf, tar -x), allows the code a
-model can put there, which a later, ordinary git command runs.
+(python, node, awk, sed, make, sqlite3 and psql, go with `go run` and `go generate`)
+runs that code by design. git runs the hooks of the repository it works in, and the
+programs its config names (`core.fsmonitor`, a filter, a diff driver): allowing git, or
+any program that writes files in a repository (git itself, find -fprintf, tar -x),
+allows the code a model can put there, which a later, ordinary git command runs.
 """
 
 from __future__ import annotations
@@ -102,6 +102,10 @@ _TAR = Spec(
     clusters=True,
     dash_values=True,
 )
+_INSTALL = Spec(
+    {"--strip-program": "program"}, frozenset({"-g", "-m", "-o", "-S", "-t"}), clusters=True
+)
+_SPLIT = Spec({"--filter": "line"}, frozenset({"-a", "-b", "-C", "-l", "-n", "-t"}), clusters=True)
 # ssh settings that run a local command line or load code: ProxyCommand and the like,
 # and those that read more settings (a file the model wrote, or `Match exec`).
 _RUNNING_SETTINGS = frozenset(
@@ -135,6 +139,31 @@ _SPECS: dict[str, Spec] = {
         frozenset({"-B", "-T", "-f", "-M"}),
         clusters=True,
     ),
+    # install -s runs the program --strip-program names on each file it installs.
+    "install": _INSTALL,
+    "ginstall": _INSTALL,
+    # split pipes each piece to the command line --filter gives, through $SHELL -c.
+    "split": _SPLIT,
+    "gsplit": _SPLIT,
+    # diff3 and sdiff compare through the program --diff-program names.
+    "diff3": Spec({"--diff-program": "program"}, frozenset({"-L"}), clusters=True),
+    "sdiff": Spec({"--diff-program": "program"}, frozenset({"-I", "-o", "-w"}), clusters=True),
+    # man runs its pager's command line through a shell, and -H a browser; a config
+    # file (-C) can name any of the programs it runs.
+    "man": Spec(
+        {
+            "-P": "line",
+            "--pager": "line",
+            "-H": "refused",
+            "--html": "refused",
+            "-C": "refused",
+            "--config-file": "refused",
+        },
+        frozenset({"-E", "-L", "-M", "-R", "-S", "-e", "-m", "-p", "-r", "-s"}),
+        clusters=True,
+    ),
+    # Mercurial's --config can set a hook or an alias, which run shell commands.
+    "hg": Spec({"--config": "refused", "--config-file": "refused"}),
     # zip runs -TT through system(); it is a two-letter option, found in any cluster.
     "zip": Spec({"-TT": "line", "--unzip-command": "line"}, clusters=True),
     # wget asks the program --use-askpass names for a password; -e runs a wgetrc line,

@@ -189,6 +189,47 @@ def test_programs_that_need_not_be_installed_are_refused_by_their_options(
         shell(command)
 
 
+@pytest.mark.parametrize(
+    ("command", "allow"),
+    [
+        # install -s runs the strip program on the file it installs: here, a script.
+        pytest.param("install -s --strip-program=sh run.sh out", ("install",), id="install"),
+        pytest.param("install --strip=sh -s run.sh out", ("install",), id="install abbr."),
+        # split pipes each piece to a command line through $SHELL -c.
+        pytest.param("split --filter='touch pwned' notes.txt", ("split",), id="split"),
+        pytest.param("split --filter=sh run.sh", None, id="split sh, no allow="),
+        pytest.param("split --fi='sh -c id' notes.txt", None, id="split abbr."),
+        pytest.param("diff3 --diff-program=touch pwned a b", ("diff3",), id="diff3"),
+        pytest.param("sdiff --diff-program=./run.sh a b", ("sdiff",), id="sdiff"),
+        pytest.param("man -P 'sh run.sh' ls", ("man",), id="man -P"),
+        pytest.param("man -Hsh ls", ("man",), id="man -H"),
+        pytest.param("man -C ./man.conf ls", ("man",), id="man -C"),
+    ],
+)
+def test_more_options_that_start_a_program_are_checked(
+    disk_kit: ad.Toolkit, tmp_path: Path, command: str, allow: tuple[str, ...] | None
+) -> None:
+    (tmp_path / "notes.txt").write_text("one\n")
+    script = tmp_path / "run.sh"
+    script.write_text("touch pwned\n")
+    script.chmod(0o755)
+    shell = Shell(disk_kit, cwd=tmp_path, allow=allow)
+    with pytest.raises(ad.ScopeError, match="nothing was run"):
+        shell(command)
+    assert not (tmp_path / "pwned").exists()
+    assert list(disk_kit.store.records()) == []
+
+
+def test_more_options_may_start_a_program_that_is_allowed(
+    disk_kit: ad.Toolkit, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    shell = Shell(disk_kit, cwd=tmp_path, allow=("split", "install", "cat", "true"))
+    assert shell("split -l 1 --filter=cat notes.txt").payload == b"one\ntwo\n[exit 0]"
+    assert shell("install -s --strip-program=true notes.txt copy").payload == b"[exit 0]"
+    assert (tmp_path / "copy").read_text() == "one\ntwo\n"
+
+
 def test_an_option_may_start_a_program_that_is_allowed(disk_kit: ad.Toolkit, repo: Path) -> None:
     shell = Shell(disk_kit, cwd=repo, allow=("find", "touch", "git", "tar", "gzip"))
     assert shell("find . -maxdepth 0 -exec touch made ;").payload.endswith(b"[exit 0]")

@@ -67,8 +67,8 @@ def export_bundle(store: Store, out: IO[bytes]) -> BundleSummary:
             "observations": [o.model_dump(mode="json") for o in store.observations(record.id)[1:]],
             "pinned": pin is not None,
         }
-        if pin is not None:
-            line["pin"] = pin.model_dump(mode="json")
+        if pin is not None:  # `under` only where a user pin was put over another
+            line["pin"] = pin.model_dump(mode="json", exclude=None if pin.under else {"under"})
         out.write(line_of(line))
     by_hash = {r.content_hash: r for r in records}
     for digest in sorted(by_hash):
@@ -336,6 +336,14 @@ def _pin(where: str, item: dict[str, Any]) -> Pin | None:
         problem = "a user pin lasts until unpinned: it has no sessions or until"
     elif not all(pin.sessions):
         problem = "its sessions must be named"
+    elif pin.under is not None and (
+        pin.reason != USER_PIN
+        or pin.under.under is not None
+        or pin.under.reason == USER_PIN
+        or not pin.under.reason.isidentifier()
+        or not all(pin.under.sessions)
+    ):
+        problem = "only a user pin is put over another, a pin that is not a user's"
     else:
         return pin
     raise BundleError(f"{where}: malformed pin: {problem}")
@@ -344,6 +352,8 @@ def _pin(where: str, item: dict[str, Any]) -> Pin | None:
 def _restore(store: Store, record_id: str, pin: Pin) -> None:
     """Pin the record as `pin` says: one pin per session, which `Store.pin` joins."""
     if pin.reason == USER_PIN:
+        if pin.under is not None:
+            _restore(store, record_id, pin.under)
         store.pin(record_id)
         return
     sessions: list[str | None] = [*pin.sessions] or [None]

@@ -147,3 +147,17 @@ def test_a_pin_the_store_could_not_hold_is_refused_whole(
     write(bundle, lines)
     message = assert_refused(bundle, ad.open_store("memory://"), f":{index + 1}: .*{named}")
     assert message.startswith(f"{bundle}:{index + 1}: ")  # the line, and what was wrong
+
+
+def test_a_user_pin_put_over_a_stub_pin_travels_with_it(tmp_path: Path) -> None:
+    source = ad.open_store("memory://")
+    evicted = ad.compact(grep_session(), kit=ad.Toolkit(source, session="work")).evicted
+    rid = evicted[0].id
+    source.pin(rid)
+    bundle = export(source, tmp_path / "b.jsonl")
+    target = ad.open_store("memory://")
+    ad.import_bundle(target, bundle)
+    assert target.pin_info(rid) == source.pin_info(rid)
+    target.unpin(rid)
+    held = target.pin_info(rid)
+    assert held is not None and (held.reason, held.sessions) == ("stub", ["work"])

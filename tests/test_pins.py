@@ -130,3 +130,28 @@ def test_a_pin_for_another_reason_ends_neither_before_its_time(disk_kit: ad.Tool
     assert store.is_pinned(rid)
     store.gc(max_age=timedelta(seconds=1), now=datetime.now(UTC) + timedelta(days=1))
     assert exists(store, rid)
+
+
+def test_unpinning_a_user_pin_leaves_the_stub_pin_it_was_put_over(store: ad.Store) -> None:
+    kit = ad.Toolkit(store, session="work")  # pins end by the real time: the kit's too
+    ids = compacted(kit)
+    held, other = ids[0], ids[1:]
+    store.pin(held)  # the user pins a record a live stub points to, then unpins it
+    assert store.stats().pinned_by_reason == {"stub": len(other), "user": 1}
+    store.unpin(held)
+    pin = store.pin_info(held)
+    assert pin is not None and (pin.reason, pin.sessions) == ("stub", ["work"])
+    tomorrow = datetime.now(UTC) + DAY
+    store.gc(max_age=timedelta(seconds=1), now=tomorrow)
+    assert all(exists(store, i) for i in ids)  # every stub still has its record
+    # A stub pin made while the user's holds waits under it too, and ends with its
+    # session as any other.
+    store.pin(held)
+    store.pin(held, reason="stub", session="later", until=tomorrow + STUB_PIN_AGE)
+    assert store.end_session("work") == len(other)
+    store.unpin(held)
+    pin = store.pin_info(held)
+    assert pin is not None and (pin.reason, pin.sessions) == ("stub", ["later"])
+    store.end_session("later")
+    store.gc(max_age=timedelta(seconds=1), now=tomorrow)
+    assert not exists(store, held)

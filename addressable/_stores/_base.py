@@ -69,6 +69,9 @@ class Pin(BaseModel):
     reason: str = USER_PIN
     sessions: list[str] = []
     until: datetime | None = None
+    # On a user pin: the pin it was put over (a stub's), which holds again once the
+    # user unpins, so that unpinning never ends a pin the user did not make.
+    under: Pin | None = None
 
     def live(self, now: datetime) -> bool:
         return self.until is None or now < self.until
@@ -173,10 +176,13 @@ class Store(Protocol):
         another (compaction pins for "stub") until `until` or until `session` has ended,
         whichever comes first. Pinning again, for the same reason or over a live pin of
         another, adds the session and keeps the later end; a user pin is never weakened
-        by another."""
+        by another: a pin made over a user pin waits under it."""
         ...
 
-    def unpin(self, record_id: str) -> None: ...
+    def unpin(self, record_id: str) -> None:
+        """Remove the record's pin; a user pin that was put over another (a stub's)
+        leaves that one in force."""
+        ...
 
     def pin_info(self, record_id: str) -> Pin | None:
         """The record's pin, ended or not; None if it has none."""

@@ -33,32 +33,34 @@ class Pinning(Reading):
         if until is not None:
             until = aware("pin until", until)
         held = self.pin_info(record_id)
-        if held is not None and held.reason == USER_PIN:
-            return  # a user pin is never weakened
-        if (
-            held is not None
-            and reason != USER_PIN
-            and (held.reason == reason or held.live(_now(None)))
-        ):
-            # Pinned again, for this reason or while another holds it (a stub's over a
-            # checkpoint's): every session that holds it, and the later end, so that no
-            # pin ends another before its time. A pin with no end stays with no end.
-            sessions = sorted({*held.sessions, *([session] if session else [])})
-            until = None if held.until is None or until is None else max(until, held.until)
+        if reason == USER_PIN:
+            if held is not None and held.reason == USER_PIN:
+                return  # a user pin is never weakened
+            under = held if held is not None and held.live(_now(None)) else None
+            self._write(record_id, Pin(under=under), held)
+        elif held is not None and held.reason == USER_PIN:
+            # Kept under the user's pin, to hold again once the user unpins.
+            under = _joined(held.under, reason, session, until)
+            self._backend.set(PIN + record_id, _dumped(held.model_copy(update={"under": under})))
         else:
-            sessions = [session] if session else []
-        pin = Pin(reason=reason, sessions=sessions, until=until)
+            self._write(record_id, _joined(held, reason, session, until), held)
+
+    def _write(self, record_id: str, pin: Pin, held: Pin | None) -> None:
+        """`pin` in place of `held`, in the indexes too (counted by `stats`)."""
         add = [(PINS, 0, record_id)]
-        if reason != USER_PIN:
-            add += [(PINS_FOR + reason, 0, record_id), (PIN_REASONS, 0, reason)]
+        if pin.reason != USER_PIN:
+            add += [(PINS_FOR + pin.reason, 0, record_id), (PIN_REASONS, 0, pin.reason)]
         remove = []
-        if held is not None and held.reason not in (USER_PIN, reason):
+        if held is not None and held.reason not in (USER_PIN, pin.reason):
             remove = [(PINS_FOR + held.reason, 0, record_id)]
-        self._backend.set(PIN + record_id, pin.model_dump_json().encode())
-        self._backend.index(add=add, remove=remove)  # counted by `stats`
+        self._backend.set(PIN + record_id, _dumped(pin))
+        self._backend.index(add=add, remove=remove)
 
     def unpin(self, record_id: str) -> None:
         held = self.pin_info(record_id)
+        if held is not None and held.under is not None and held.under.live(_now(None)):
+            self._write(record_id, held.under, held)  # the pin the user's was put over
+            return
         self._backend.delete(PIN + record_id)
         remove = [(PINS, 0, record_id)]
         if held is not None and held.reason != USER_PIN:
@@ -77,20 +79,41 @@ class Pinning(Reading):
         held_by = [
             (k[len(PIN) :], pin)
             for k in self._backend.keys(PIN)
-            if (pin := self.pin_info(k[len(PIN) :])) is not None and session in pin.sessions
+            if (pin := self.pin_info(k[len(PIN) :])) is not None
+            and (session in pin.sessions or (pin.under and session in pin.under.sessions))
         ]
         ended = 0
         for record_id, pin in held_by:
+            if pin.under is not None:  # a user pin: the one under it loses the session
+                left = [s for s in pin.under.sessions if s != session]
+                under = pin.under.model_copy(update={"sessions": left}) if left else None
+                self._backend.set(PIN + record_id, _dumped(pin.model_copy(update={"under": under})))
+                continue
             left = [s for s in pin.sessions if s != session]
             if left:
-                self._backend.set(
-                    PIN + record_id,
-                    pin.model_copy(update={"sessions": left}).model_dump_json().encode(),
-                )
+                kept = pin.model_copy(update={"sessions": left})
+                self._backend.set(PIN + record_id, _dumped(kept))
             else:
                 self.unpin(record_id)
                 ended += 1
         return ended
+
+
+def _joined(held: Pin | None, reason: str, session: str | None, until: datetime | None) -> Pin:
+    """A pin for `reason`, made over `held`. Pinned again, for this reason or while
+    another holds it (a stub's over a checkpoint's): every session that holds it, and
+    the later end, so that no pin ends another before its time. A pin with no end stays
+    with no end."""
+    if held is not None and (held.reason == reason or held.live(_now(None))):
+        sessions = sorted({*held.sessions, *([session] if session else [])})
+        until = None if held.until is None or until is None else max(until, held.until)
+    else:
+        sessions = [session] if session else []
+    return Pin(reason=reason, sessions=sessions, until=until)
+
+
+def _dumped(pin: Pin) -> bytes:
+    return pin.model_dump_json(exclude_none=True).encode()
 
 
 def _now(now: datetime | None) -> datetime:

@@ -79,6 +79,8 @@ def _export_to(store: Store, output: Path) -> BundleSummary:
             f"({exc.strerror}): the bundle is written to a new file there, then renamed "
             "onto it; give -o a file in a folder you can write to"
         ) from None
+    except OSError as exc:  # its own message would name the partial file, not -o's
+        raise OSError(_unwritable(output, target, exc)) from None
     try:
         with open(fd, "wb") as f:
             summary = export_bundle(store, f)
@@ -92,6 +94,19 @@ def _export_to(store: Store, output: Path) -> BundleSummary:
             partial.unlink()
         raise
     return summary
+
+
+def _unwritable(output: Path, target: Path, exc: OSError) -> str:
+    """Why -o `output` cannot be written, naming it and its directory (through a
+    symlink, the directory of the file it names)."""
+    folder = target.parent if output.is_symlink() else output.parent
+    if not folder.exists():
+        why = f"the directory {visible(str(folder))} does not exist"
+    elif not folder.is_dir():
+        why = f"{visible(str(folder))} is not a directory"
+    else:
+        why = exc.strerror or type(exc).__name__
+    return f"cannot write {visible(str(output))}: {why}"
 
 
 def _refuse_inside(store: Store, output: Path, target: Path) -> None:

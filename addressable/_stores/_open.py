@@ -24,7 +24,8 @@ def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True
     - ``redis://host:port/db`` (``rediss://`` for TLS; ``?namespace=name`` to share a
       database): a `RedisStore`, with the `redis` extra
 
-    Errors never show a URL's user and password, nor any query parameter but the namespace.
+    Errors never show a URL's user and password, nor the value of any query parameter
+    but the namespace.
 
     With ``create=False`` a disk store must already exist: a directory that does not
     exist, or holds no store, raises `NoStore` naming it, and nothing is created. (A

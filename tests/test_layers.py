@@ -47,6 +47,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._stores._reading",
         "addressable._stores._redis_scripts",
         "addressable._stores._redis",
+        "addressable._stores._redis_url",
         "addressable._stores._upkeep",
     ),
     # wrap a call, record it, replay by id, ingest; bundles of records

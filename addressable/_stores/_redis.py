@@ -9,13 +9,14 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, cast
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._errors import MissingDependency, StoreError
 from ._backend import translated
 from ._index import INDEXES, Entry, Row
 from ._kv import KeyValueStore
 from ._redis_scripts import APPEND, DELETE_HOLDING, INDEX, PUT_PAIR, RELEASE, RENEW
+from ._redis_url import check_database, check_parameters, scrubbed
 
 # gc's lock lives this long unless its holder renews it, which a live holder does every
 # fifth of it: a gc that dies holding the lock blocks writers for at most this long.
@@ -53,14 +54,14 @@ class _RedisBackend:
             raise StoreError(
                 f"redis store URL {self.location}: the port is not a number from 0 to 65535"
             ) from None
-        _check_database(parts.path, self.location)
-        _check_parameters(parts.scheme.lower(), parts.query, self.location)
+        check_database(parts.path, self.location)
+        check_parameters(parts.scheme.lower(), parts.query, self.location)
         secrets = [parts.password or "", query.get("password", ""), query.get("ssl_password", "")]
         self.failures: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         try:
             self._client = redis.Redis.from_url(server_url)
         except (TypeError, ValueError) as exc:  # a value redis-py cannot read
-            said = _scrubbed(str(exc), secrets)
+            said = scrubbed(str(exc), secrets)
             raise StoreError(f"redis store URL {self.location}: {said}") from None
         try:
             self._client.ping()
@@ -68,10 +69,10 @@ class _RedisBackend:
             # opened, so that its records can be read and exported; no new one is made.
             made = ":" in namespace and bool(self._client.exists(f"{namespace}:ix:{INDEXES}"))
         except TypeError as exc:  # a parameter this redis-py's connection does not take
-            said = _scrubbed(str(exc), secrets)
+            said = scrubbed(str(exc), secrets)
             raise StoreError(f"redis store URL {self.location}: {said}") from None
         except (redis.RedisError, OSError, ValueError) as exc:
-            said = _scrubbed(str(exc), secrets)
+            said = scrubbed(str(exc), secrets)
             raise StoreError(f"cannot reach the redis store at {self.location}: {said}") from exc
         self.namespace = _checked(namespace, self.location, made) + ":"
         self._put_pair = self._client.register_script(PUT_PAIR)
@@ -281,84 +282,6 @@ class _RedisBackend:
 
     def close(self) -> None:
         self._client.close()
-
-
-# The query parameters a store URL may carry: the namespace, and those of redis-py's
-# connection that a URL can spell and that leave the replies as the store reads them
-# (decode_responses, encoding, protocol and the like would change its keys or replies).
-_PARAMETERS = frozenset(
-    {
-        "namespace",
-        "db",
-        "username",
-        "password",
-        "client_name",
-        "socket_timeout",
-        "socket_connect_timeout",
-        "socket_keepalive",
-        "socket_read_size",
-        "retry_on_timeout",
-        "health_check_interval",
-        "max_connections",
-    }
-)
-# Those only a TLS connection (rediss://) takes.
-_TLS_PARAMETERS = frozenset(
-    {
-        "ssl_keyfile",
-        "ssl_certfile",
-        "ssl_cert_reqs",
-        "ssl_ca_certs",
-        "ssl_ca_data",
-        "ssl_ca_path",
-        "ssl_check_hostname",
-        "ssl_password",
-        "ssl_min_version",
-        "ssl_ciphers",
-        "ssl_include_verify_flags",
-        "ssl_exclude_verify_flags",
-    }
-)
-
-
-def _check_parameters(scheme: str, query: str, location: str) -> None:
-    """A `StoreError` naming the first query parameter the store does not take: redis-py
-    hands any name on to its connection, which refuses it only later, as a TypeError."""
-    accepted = _PARAMETERS | _TLS_PARAMETERS if scheme == "rediss" else _PARAMETERS
-    for name, _ in parse_qsl(query, keep_blank_values=True):
-        if name in accepted:
-            continue
-        shown = repr(name if len(name) <= 40 else name[:39] + "…")
-        if name in _TLS_PARAMETERS:
-            raise StoreError(
-                f"redis store URL {location}: the parameter {shown} is for TLS "
-                "connections: use rediss://"
-            )
-        raise StoreError(
-            f"redis store URL {location}: unknown parameter {shown} (it takes "
-            f"{', '.join(sorted(accepted))})"
-        )
-
-
-def _check_database(path: str, location: str) -> None:
-    """A `StoreError` unless the path names a database by its number (or none, for 0):
-    redis-py reads any other path as database 0."""
-    database = unquote(path).removeprefix("/")
-    if database and not re.fullmatch(r"[0-9]+", database):
-        shown = repr(database if len(database) <= 40 else database[:39] + "…")
-        raise StoreError(
-            f"redis store URL {location}: the database {shown} is not a number "
-            "(redis://host:port/0 names database 0)"
-        )
-
-
-def _scrubbed(text: str, secrets: Sequence[str]) -> str:
-    """`text` (an error from redis-py) with each of `secrets` in it written ***."""
-    for secret in secrets:
-        for form in {secret, unquote(secret)}:
-            if form:
-                text = text.replace(form, "***")
-    return text
 
 
 # A namespace is the first part of every key, up to its ":". One with a ":" of its own

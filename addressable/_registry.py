@@ -21,6 +21,7 @@ from ._models import Record, Result
 from ._modeltools import REPLAY_TOOL, FunctionTool, ModelTool, definition, result_text
 from ._recorder import RECORDED, Recorder
 from ._secrets import Secrets
+from ._unstorable import message
 from .ids import content_hash, quoted
 
 # What the APIs take as a tool's name (Anthropic's and OpenAI's rule alike), and as the
@@ -233,7 +234,7 @@ def failure_text(secrets: Secrets, exc: Exception) -> str:
     """The answer to a call that raised as it ran: ``error: Type: message``. The
     arguments were checked against the tool's schema before it ran: a TypeError now is
     the tool's own, named as it is."""
-    return secrets.mask(f"error: {type(exc).__name__}: {exc}")
+    return secrets.mask(f"error: {type(exc).__name__}: {message(exc)}")
 
 
 def _parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:

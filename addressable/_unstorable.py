@@ -87,11 +87,15 @@ def record_unstored(
 
 def describe(exc: BaseException) -> str:
     """An exception's message on one line, whatever its text holds."""
+    return escaped(" ".join(message(exc).split()))
+
+
+def message(exc: BaseException) -> str:
+    """`str(exc)`, or what stands for it when making it raises (a tool's own class)."""
     try:
-        text = str(exc)
+        return str(exc)
     except Exception:
-        text = f"<{type(exc).__name__} whose message cannot be shown>"
-    return escaped(" ".join(text.split()))
+        return f"<{type(exc).__name__} whose message cannot be shown>"
 
 
 def escaped(text: str) -> str:

@@ -103,6 +103,22 @@ def test_a_call_that_raises_is_recorded_and_re_raised(kit: ad.Toolkit) -> None:
     assert not kit.replay(rec.id).ok
 
 
+class _Unsayable(Exception):
+    def __str__(self) -> str:
+        raise ValueError("this message cannot be made")
+
+
+def test_a_tool_error_whose_message_cannot_be_made_is_still_an_answer(kit: ad.Toolkit) -> None:
+    @kit.tool()
+    def fails(x: int) -> str:
+        raise _Unsayable()
+
+    said = "error: _Unsayable: <_Unsayable whose message cannot be shown>"
+    assert kit.handle("fails", {"x": 1}) == said
+    assert asyncio.run(kit.ahandle("fails", {"x": 2})) == said
+    assert [r.status for r in kit.store.records()] == [ad.Status.ERROR] * 2
+
+
 def test_side_effects_are_actions_with_fresh_ids_and_known_outcomes(kit: ad.Toolkit) -> None:
     state = {"fail": False}
 

@@ -47,7 +47,7 @@ from ._evictplan import Candidate, evictable, least_needed_first
 from ._messages import Shape, message_tokens, parse, set_result_text
 from ._models import Determinism, member
 from ._sdkviews import Source, restore, views
-from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer
+from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer, check_summarizer
 from ._tokens import Tokenizer, count_tokens, using_tokenizer
 from ._trim import cut_dialogue
 from .ids import expect, listed, quoted, whole_number
@@ -153,6 +153,7 @@ def compact(
     if system is not None and not isinstance(system, str):  # Anthropic's list of blocks
         expect(system, list, "compact: system")
         system = blocks_text(system)
+    check_summarizer(summarizer, "compact")
     with using_tokenizer(tokenizer), _not_too_deep(messages):
         return _compact(
             messages,

@@ -14,7 +14,13 @@ from ._payload import BLOCKS, TEXT, decode_text
 from ._secrets import Secrets
 from ._stores import Store
 from ._stubs import SHORT_ID, stub_for
-from ._summarize import DEFAULT_BUDGET, DefaultSummarizer, Summarizer, stub_budget
+from ._summarize import (
+    DEFAULT_BUDGET,
+    DefaultSummarizer,
+    Summarizer,
+    check_summarizer,
+    stub_budget,
+)
 from ._tokens import count_tokens
 from .ids import expect
 
@@ -77,6 +83,7 @@ def make_stub(
 ) -> tuple[Reference | Claim, str]:
     """`evict`, and the stub line it makes (showing `short_id`, when given)."""
     expect(record, Record, "evict: record")
+    check_summarizer(summarizer, "evict")
     if not callable(getattr(store, "read", None)):
         raise ArgumentError(f"evict: store= must be a Store, not {type(store).__name__}")
     payload = store.read(record)

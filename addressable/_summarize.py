@@ -24,9 +24,11 @@ goes to what would otherwise be lost.
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any, Protocol
 
+from ._errors import ArgumentError
 from ._gistparts import GIST_FLOOR, fit, part_tokens
 from ._gists import error_parts, json_parts, output_parts, page_parts, search_floor, search_gist
 from ._identifiers import Known
@@ -55,6 +57,28 @@ class Summarizer(Protocol):
     `budget` tokens: a callable, so that an LLM can be plugged in."""
 
     def __call__(self, record: Record, payload: bytes, budget: int) -> str: ...
+
+
+def check_summarizer(summarizer: object, where: str) -> None:
+    """`ArgumentError` unless `summarizer` is None or a callable that takes a record,
+    its payload and a budget: said at once, not as a TypeError from the first stub."""
+    if summarizer is None:
+        return
+    if not callable(summarizer):
+        raise ArgumentError(
+            f"{where}: summarizer must be a callable (record, payload, budget) -> str, "
+            f"not {type(summarizer).__name__}"
+        )
+    try:
+        signature = inspect.signature(summarizer)
+    except (TypeError, ValueError):  # a builtin may have none to read: taken as it is
+        return
+    try:
+        signature.bind(None, b"", 0)
+    except TypeError:
+        raise ArgumentError(
+            f"{where}: summarizer must take (record, payload, budget); it takes {signature}"
+        ) from None
 
 
 class DefaultSummarizer:

@@ -50,6 +50,22 @@ CASES: dict[str, tuple[Callable[[ad.Toolkit], object], str]] = {
         lambda kit: ad.compact(messages(), kit=kit, keep_last=0, summarizer=lambda r, p, b: None),
         "the summarizer's answer must be a str, not NoneType",
     ),
+    "compact summarizer=5": (
+        lambda kit: ad.compact(messages(), kit=kit, keep_last=0, summarizer=5),
+        "compact: summarizer must be a callable (record, payload, budget) -> str, not int",
+    ),
+    "a summarizer of one argument": (
+        lambda kit: ad.compact(messages(), kit=kit, keep_last=0, summarizer=lambda r: "x"),
+        "compact: summarizer must take (record, payload, budget); it takes (r)",
+    ),
+    "evict summarizer=5": (
+        lambda kit: ad.evict(
+            kit.record("t", {}, WORDS.encode(), determinism="deterministic").record,
+            store=kit.store,
+            summarizer=5,
+        ),
+        "evict: summarizer must be a callable (record, payload, budget) -> str, not int",
+    ),
     "evict an id": (
         lambda kit: ad.evict(
             kit.record("t", {}, WORDS.encode(), determinism="deterministic").id, store=kit.store

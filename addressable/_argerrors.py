@@ -4,8 +4,10 @@ the tool (a wrapped function, an adapter): ``TOOL: argument 'NAME' is required; 
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -92,13 +94,44 @@ class CheckedModel(BaseModel):
     """A model a user builds by hand (an identity, a scope): a value that does not fit,
     or a field it does not have (a misspelt `origin=` would otherwise be dropped, and
     the limit with it), is a one-line `ArgumentError` naming the model and each field,
-    as a tool's arguments are told, not pydantic's `ValidationError` of several lines."""
+    as a tool's arguments are told, not pydantic's `ValidationError` of several lines.
+    Within another model's validation (a part of a document, or `model_validate` of
+    what a model answered), pydantic's own error stands, with its places."""
 
     model_config = ConfigDict(extra="forbid")
 
     def __init__(self, /, **data: Any) -> None:
-        try:
+        # pydantic calls a model's own __init__ for its parts and in model_validate too:
+        # only the outermost call, a user's, is told in one line.
+        if _validating.get():
             super().__init__(**data)
-        except ValidationError as exc:
-            name, fields = type(self).__name__, tuple(type(self).model_fields)
-            raise argument_error(name, exc, fields, of=name) from None
+            return
+        with _validation():
+            try:
+                super().__init__(**data)
+            except ValidationError as exc:
+                name, fields = type(self).__name__, tuple(type(self).model_fields)
+                raise argument_error(name, exc, fields, of=name) from None
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
+        with _validation():
+            return super().model_validate(obj, **kwargs)
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **kwargs: Any) -> Self:
+        with _validation():
+            return super().model_validate_json(json_data, **kwargs)
+
+
+_validating: ContextVar[bool] = ContextVar("_validating", default=False)
+
+
+@contextmanager
+def _validation() -> Iterator[None]:
+    """Within it, a `CheckedModel` leaves pydantic's errors as they are."""
+    token = _validating.set(True)
+    try:
+        yield
+    finally:
+        _validating.reset(token)

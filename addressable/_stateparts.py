@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from ._argerrors import CheckedModel
 from ._models import Outcome
 from .ids import lone_surrogate
 
@@ -25,8 +26,11 @@ ProblemKind = Literal[
 ]  # malformed: the answer is not a document
 
 
-class DocumentPart(BaseModel):
-    """A part of a state document: no field it does not name, no lone surrogate."""
+class DocumentPart(CheckedModel):
+    """A part of a state document: no field it does not name, no lone surrogate. Built
+    by hand, one that does not fit is a one-line `ArgumentError`; read from a model's
+    answer (`model_validate`), pydantic's error, which `compact_state` turns into a
+    `Problem`."""
 
     model_config = ConfigDict(extra="forbid")
 

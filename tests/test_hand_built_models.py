@@ -1,5 +1,6 @@
-"""An Identity or a Scope built with a value that does not fit, or with a field it does
-not have, is a one-line ArgumentError from the library's tree, naming the field."""
+"""An Identity, a Scope or a part of a state document built with a value that does not
+fit, or with a field it does not have, is a one-line ArgumentError from the library's
+tree, naming the field."""
 
 from __future__ import annotations
 
@@ -50,3 +51,19 @@ def test_what_fits_is_built_as_before() -> None:
     scope = Scope(origins=["https://a.example"], actions={"read", "write"})
     assert scope.origins == ("https://a.example",)
     assert scope.actions == frozenset({"read", "write"})
+
+
+@pytest.mark.parametrize(
+    ("build", "said"),
+    [
+        (lambda: ad.StateDocument(task="fix the bug"), "StateDocument: argument 'task'"),
+        (lambda: ad.Task(text="t", items=["a"], owner="me"), "'owner' is not an argument"),
+        (lambda: ad.Finding(item=1), "Finding: argument 'item' does not fit"),
+        (lambda: ad.Task(text="t", items=["\ud800"]), "lone surrogate"),
+    ],
+)
+def test_a_state_document_part_that_does_not_fit_is_one_line(build: Any, said: str) -> None:
+    with pytest.raises(ad.ArgumentError) as caught:
+        build()
+    assert said in str(caught.value) and "\n" not in str(caught.value)
+    assert not isinstance(caught.value, ValidationError)

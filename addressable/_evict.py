@@ -13,7 +13,7 @@ from ._models import Claim, Determinism, Record, Reference
 from ._payload import BLOCKS, TEXT, decode_text
 from ._secrets import Secrets
 from ._stores import Store
-from ._stubs import SHORT_ID, stub_for
+from ._stubs import stub_for
 from ._summarize import (
     DEFAULT_BUDGET,
     DefaultSummarizer,
@@ -22,7 +22,7 @@ from ._summarize import (
     stub_budget,
 )
 from ._tokens import count_tokens
-from .ids import expect
+from .ids import SHORT_ID, expect
 
 
 def evict(

@@ -19,7 +19,7 @@ from ._errors import (
 from ._modeltools import REPLAY_TOOL, binary_note, readable_text
 from ._payload import BLOCKS
 from ._replayselect import PATTERN_LENGTH, select
-from ._stubs import prefix_mark
+from ._stores._keys import prefix_mark
 from ._toolargs import check_arguments
 from .ids import ID_LENGTH, check_prefix
 

@@ -24,12 +24,12 @@ from ._errors import AddressableError, AmbiguousId
 from ._gistparts import one_line
 from ._models import Claim, Reference
 from ._stores import Store
+from ._stores._keys import prefix_mark
 from ._tokens import count_tokens
-from .ids import ID_LENGTH, content_hash
+from .ids import ID_LENGTH, SHORT_ID
 
 STUB_FORMAT = 2
 LABEL_SHARE = 0.3  # at most this share of a stub's budget goes to its key or label
-SHORT_ID = 8  # hex characters of an id a stub shows, at least
 _STUB = re.compile(r"^\[(ref|claim):([0-9a-f]{8,16})[ \]]")
 _STUB_1 = re.compile(r'^\[(ref|claim) [^\n]*replay_result\(id="([0-9a-f]{16})"\)$')
 
@@ -78,11 +78,6 @@ def short_id(store: Store, record_id: str) -> str:
             store.set_shown(prefix_mark(prefix), record_id)
             return prefix
     return record_id
-
-
-def prefix_mark(prefix: str) -> str:
-    """The hash under which the store remembers the record a stub's id prefix names."""
-    return content_hash(f"stub id {prefix}".encode())
 
 
 STUB_CHARS = 8000  # characters a stub has at most (a budget of some 2,000 tokens)

@@ -42,6 +42,7 @@ __all__ = [
 
 ID_LENGTH = 16  # hex characters: 64 bits
 MIN_PREFIX = 6  # shortest prefix that resolves
+SHORT_ID = 8  # hex characters of an id a stub shows, at least
 QUOTED_CHARS = 40  # characters of a typed value an error message quotes, at most
 # Levels a value in a call's arguments may nest, the value itself the first and a scalar
 # in it a level too: a record is written by pydantic, whose writer stops past 255. A

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -89,6 +89,33 @@ def test_an_ambiguous_prefix_lists_candidates(kit: ad.Toolkit) -> None:
 def test_an_expired_result_says_so(kit: ad.Toolkit, stored: ad.Result, clock: FakeClock) -> None:
     kit.store.gc(max_age=timedelta(seconds=1), now=clock.now + timedelta(days=1))
     assert replay(kit, id=stored.id).startswith(f"error: result {stored.id} expired")
+
+
+def test_the_prefix_a_stub_showed_says_expired_once_gc_removed_its_record(
+    store: ad.Store,
+) -> None:
+    kit = ad.Toolkit(store, session="work")  # stub pins end by the real time
+    text = "".join(f"row {n}: {'x' * 40}\n" for n in range(300))
+    call = {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": text},
+        {"role": "assistant", "content": "done"},
+    ]
+    (evicted,) = ad.compact(messages, kit=kit, keep_last=0).evicted
+    stub = ad.compact(messages, kit=kit, keep_last=0).messages[2]["content"]
+    parsed = ad.parse_stub(stub)
+    assert parsed is not None
+    prefix = parsed[1]
+    assert len(prefix) < 16 and evicted.id.startswith(prefix)
+    store.end_session("work")
+    store.gc(max_age=timedelta(seconds=1), now=datetime.now(UTC) + timedelta(days=1))
+    said = replay(kit, id=prefix)
+    assert said.startswith(f"error: result {evicted.id} expired"), said
+    # A stub names its record wherever it is read: in another session too.
+    elsewhere = replay(ad.Toolkit(store, session="other"), id=prefix)
+    assert elsewhere.startswith(f"error: result {evicted.id} expired")
 
 
 def test_binary_is_described_not_dumped(kit: ad.Toolkit) -> None:

@@ -16,6 +16,7 @@ and the indexes, apart from the keys (see `_index` for their names and entries).
 
 from __future__ import annotations
 
+from ..ids import ID_LENGTH, SHORT_ID, content_hash
 from ._index import ADDRESS
 
 BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
@@ -45,3 +46,14 @@ def stub_key(record_id: str, mark: str) -> str:
 def stub_record(key: str) -> str:
     """The record id a stub's key names."""
     return key[len(STUB) :].partition("-")[0]
+
+
+def prefix_mark(prefix: str) -> str:
+    """The hash under which the store remembers the record a stub's id prefix names."""
+    return content_hash(f"stub id {prefix}".encode())
+
+
+def prefix_marks(record_id: str) -> set[str]:
+    """The keys under which stubs' prefixes of `record_id` may be remembered: these stay
+    when gc removes the record, so that a stub's prefix still names it (expired)."""
+    return {SHOWN + prefix_mark(record_id[:n])[:ADDRESS] for n in range(SHORT_ID, ID_LENGTH)}

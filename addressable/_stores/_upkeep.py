@@ -50,6 +50,7 @@ from ._keys import (
     TOKENS,
     TOMBSTONE,
     blob_key,
+    prefix_marks,
     stub_record,
 )
 from ._pins import Pinning
@@ -182,8 +183,11 @@ class Upkeep(Pinning):
             tomb = json.dumps({"at": now.isoformat()}).encode()
             dropped = set(removed)
             if dropped:
-                for k in b.keys(SHOWN):  # what a shown text stood for goes with the record
-                    if (b.get(k) or b"").decode() in dropped:
+                # What a shown text stood for goes with the record; what a stub's id
+                # prefix named stays, so that the stub's prefix still says "expired".
+                kept = set().union(*(prefix_marks(i) for i in dropped))
+                for k in b.keys(SHOWN):
+                    if k not in kept and (b.get(k) or b"").decode() in dropped:
                         b.delete(k)
                 for k in b.keys(STUB):  # and so do the stubs made of it (named by it)
                     if stub_record(k) in dropped:

@@ -7,8 +7,10 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import addressable as ad
+from addressable._urlcredentials import REDACTED, redact_urls
 
 from ._base import Adapter, schema
 from ._command import is_number, split_command, timeout_seconds
@@ -164,7 +166,9 @@ class Shell(Adapter):
         if not shell:
             check_command(self.name, argv, self.allow, self.allow_shell)
         limit = self.timeout if timeout is None else timeout_seconds(timeout, self.name)
-        args: dict[str, Any] = {"command": text, "cwd": str(self.cwd)}
+        # Kept with the credentials written in its URLs redacted, as Fetch keeps a URL;
+        # the program gets the command as given.
+        args: dict[str, Any] = {"command": redact_urls(text), "cwd": str(self.cwd)}
         if shell:
             args["shell"] = True
         ad.ids.canonical_args(args)  # ArgumentError before anything runs (git included)
@@ -198,7 +202,9 @@ class Shell(Adapter):
         read_ok = ran.code == 0 and not timed_out and determinism is not ad.Determinism.SIDE_EFFECT
         if key is None and read_ok and (cat := cat_key(self.cwd, text, ran.out)) is not None:
             determinism, key = ad.Determinism.DETERMINISTIC, cat
-        payload = _render(ran.out, ran.err, ran.code, timed_out, limit)
+        # Output that quotes a URL with its credentials (git's and curl's errors do) is
+        # kept redacted too.
+        payload = redact_urls(_render(ran.out, ran.err, ran.code, timed_out, limit))
         meta: dict[str, Any] = {"exit_code": ran.code, "timed_out": timed_out}
         outcome = None
         if determinism is ad.Determinism.SIDE_EFFECT:
@@ -282,7 +288,13 @@ class Shell(Adapter):
         return env
 
     def _rerun(self, record: ad.Record) -> ad.Result:
-        return self(str(record.args["command"]), pure=True, shell=bool(record.args.get("shell")))
+        command = str(record.args["command"])
+        if "://" in command and (REDACTED in command or quote(REDACTED) in command):
+            raise ad.NotReplayable(
+                f"{self.name}: result {record.id} ran a command whose URL held a credential,"
+                " which is not kept: it cannot be run again"
+            )
+        return self(command, pure=True, shell=bool(record.args.get("shell")))
 
 
 def _render(out: bytes, err: bytes, code: int, timed_out: bool, limit: float) -> str:

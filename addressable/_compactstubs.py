@@ -17,7 +17,7 @@ from ._compactkit import Toolkit
 from ._errors import AddressableError, IntegrityError, NotFound, StoreError
 from ._evict import make_stub
 from ._evictplan import Candidate
-from ._messages import Conversation, said
+from ._messages import Conversation, content_tokens, said
 from ._models import Claim, Reference
 from ._stubs import parse_stub, short_id
 from ._summarize import Summarizer
@@ -90,7 +90,10 @@ def make_stubs(
                 continue  # the store could not give it back: the original stays
             if summarizer is None:
                 _remember(kit, made, memo, stub)
-        if result.content is None and count_tokens(stub[1]) >= count_tokens(result.text):
+        shown = result.content
+        if count_tokens(stub[1]) >= (
+            count_tokens(result.text) if shown is None else content_tokens(shown)
+        ):
             continue  # it would save nothing: the original stays
         stubs[result.call_id] = stub
         before.append(stub[1])

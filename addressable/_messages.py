@@ -289,6 +289,12 @@ def message_tokens(
     return total
 
 
+def content_tokens(content: Sequence[Any]) -> int:
+    """Tokens of a tool result's content blocks, as `message_tokens` counts them."""
+    text, media = _read(list(content), False)
+    return count_tokens(text) + media
+
+
 def said(message: Mapping[str, Any], shape: Shape) -> str:
     """The text of a message that is not a tool result: what the user, the system or
     the agent wrote, tool calls and their arguments included. Compaction rewrites it

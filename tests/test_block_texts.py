@@ -100,3 +100,22 @@ def test_blocks_of_the_wrong_kind_carry_no_text(disk_kit: ad.Toolkit) -> None:
     ]
     found = ad.parse_messages(conversation(*odd))
     assert found.results[0].text == "plain words"
+
+
+@pytest.mark.parametrize(
+    "blocks",
+    [
+        [{"type": "weird", "x": 1}],
+        [{"type": "text", "text": "ok"}],
+        [PDF_DOCUMENT],
+    ],
+    ids=["a block of an unknown kind", "a short text", "a tiny file"],
+)
+def test_blocks_whose_stub_would_be_as_long_stay_whole(
+    disk_kit: ad.Toolkit, blocks: list[dict[str, Any]]
+) -> None:
+    messages = conversation(*blocks)
+    compaction = ad.compact(messages, kit=disk_kit, keep_last=0)
+    assert compaction.evicted == []
+    assert compaction.tokens_after <= compaction.tokens_before
+    assert compaction.messages[2] == messages[2]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -126,3 +127,23 @@ def test_cat_is_keyed_only_when_its_output_is_the_blob(kit: ad.Toolkit, repo: Pa
     assert cat.record.key is None
     assert cat.record.determinism is ad.Determinism.NONDETERMINISTIC
     assert shell("cat .gitattributes").record.key is not None
+
+
+def test_a_credential_in_a_url_of_the_command_is_not_kept(
+    disk_kit: ad.Toolkit, tmp_path: Path
+) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    shell = Shell(disk_kit, cwd=tmp_path, allow=("git", "echo"))
+    url = f"http://user:GITPW@127.0.0.1:{port}/repo.git?access_token=TOKVALUE"
+    failed = shell(f"git ls-remote {url}")  # git's error quotes the URL
+    said = shell(f"echo {url}", pure=True)
+    assert b"127.0.0.1" in failed.payload and said.payload.startswith(b"http://user:")
+    for result in (failed, said):
+        kept = result.record.model_dump_json().encode() + disk_kit.store.read(result.record)
+        assert b"GITPW" not in kept and b"TOKVALUE" not in kept
+    assert "access_token=[redacted]" in said.record.args["command"]
+    # The command as kept is not the command that ran: it is not run again.
+    with pytest.raises(ad.NotReplayable, match="held a credential"):
+        disk_kit.replay(said.id, verify=True)

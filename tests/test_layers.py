@@ -150,6 +150,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._mcp.proxystart",
         "addressable._mcp.results",
         "addressable._mcp.server",
+        "addressable._mcp.stdio",
     ),
     "bench": (
         "addressable._bench",

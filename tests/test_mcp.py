@@ -589,3 +589,32 @@ def test_a_damaged_record_is_left_out_of_the_listing_of_resources(tmp_path: Path
             assert "\n" not in raised.value.message
 
     run(scenario)
+
+
+@pytest.mark.parametrize("command", ["serve", "proxy"])
+def test_a_call_nested_past_what_the_sdk_reads_is_answered_in_one_line(
+    tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "x.txt").write_text("x\n")
+    store = tmp_path / "store"
+    args = ("files", "--root", str(tmp_path)) if command == "serve" else ("--", sys.executable)
+    args = args if command == "serve" else (*args, str(UPSTREAM))
+    nested: Any = 1
+    for _ in range(210):  # the SDK's parser reads about 200 levels; its client writes more
+        nested = {"a": nested}
+
+    async def scenario() -> None:
+        async with session(store, command, *args) as client:
+            tool = "files" if command == "serve" else "echo"
+            with anyio.fail_after(20):  # the SDK alone never answered it
+                result = await client.call_tool(tool, {"text": nested, "path": "x.txt"})
+            assert result.is_error
+            assert texts(result) == [
+                "error: the request is nested too deeply to be read; send flatter arguments"
+            ]
+            # The session goes on.
+            listed = await client.list_tools()
+            assert tool in {t.name for t in listed.tools}
+
+    run(scenario)
+    assert records(store) == []  # nothing ran, nothing was recorded

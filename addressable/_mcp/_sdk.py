@@ -12,6 +12,7 @@ try:
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
     from mcp.shared.exceptions import MCPError
+    from mcp.shared.message import SessionMessage
 except ImportError as exc:  # pragma: no cover - the dev extra installs it
     raise MissingDependency("addressable mcp", "mcp", "mcp") from exc
 
@@ -20,6 +21,7 @@ __all__ = [
     "MCPError",
     "Server",
     "ServerRequestContext",
+    "SessionMessage",
     "StdioServerParameters",
     "stdio_server",
     "types",

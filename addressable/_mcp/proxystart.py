@@ -14,9 +14,10 @@ from .._argerrors import one_line
 from .._exitcodes import EXIT_FAILURE, EXIT_OK
 from .._stores import Store
 from .._toolkit import Toolkit
-from ._sdk import Client, MCPError, StdioServerParameters, stdio_server, types
+from ._sdk import Client, MCPError, StdioServerParameters, types
 from .config import McpConfig
 from .proxy import Proxy
+from .stdio import serving_stdio
 
 
 def run(store: Store, config: McpConfig, command: list[str]) -> int:
@@ -60,7 +61,7 @@ async def _main(store: Store, config: McpConfig, command: list[str]) -> None:
             await proxy.list_tools()
             starting.deadline = math.inf
             server = proxy.server()
-            async with stdio_server() as (read, write):
+            async with serving_stdio() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
     if starting.cancelled_caught:
         raise MCPError(

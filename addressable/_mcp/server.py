@@ -20,8 +20,9 @@ from .._replaytool import NAME as REPLAY
 from .._replaytool import ReplayTool
 from .._toolkit import Toolkit
 from . import results
-from ._sdk import Server, ServerRequestContext, stdio_server, types
+from ._sdk import Server, ServerRequestContext, types
 from .config import ServeConfig
+from .stdio import serving_stdio
 
 LOOPBACK = "127.0.0.1"
 INSTRUCTIONS = (
@@ -202,7 +203,7 @@ def _record_shown(kit: Toolkit, tool: str, arguments: dict[str, Any], text: str)
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read, write):
+    async with serving_stdio() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 

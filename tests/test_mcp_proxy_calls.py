@@ -155,9 +155,13 @@ def test_the_credentials_in_a_url_argument_are_not_stored(tmp_path: Path) -> Non
         "refs": {"links": ["see https://api.example/y?api_key=[redacted] and ftp://h/z"], "n": 1},
     }
     assert record["key"] == f"doc:{kept}"
-    # nowhere in the record's fields (the payload is the upstream's answer, as it came)
+    # nowhere in the record's fields, nor in the payload, where the upstream echoed it
     fields = json.dumps(record)
     assert "hunter2pw" not in fields and "SECRET" not in fields
+    payload = json.loads(stored_payload(store, record["id"]))
+    (said,) = payload["content"]
+    assert said == {"type": "text", "text": f"document {kept}: line one\nline two\n"}
+    assert "hunter2pw" not in json.dumps(payload) and "SECRET" not in json.dumps(payload)
 
 
 def test_an_upstream_error_quoting_a_credential_is_recorded_redacted(tmp_path: Path) -> None:
@@ -173,8 +177,14 @@ def test_an_upstream_error_quoting_a_credential_is_recorded_redacted(tmp_path: P
     run(scenario)
     (record,) = records(store)
     assert record["status"] == "error" and "access_token=[redacted]" in record["error"]
-    fields = json.dumps(record)
+    fields = json.dumps(record) + stored_payload(store, record["id"])
     assert "hunter2pw" not in fields and "tok_SECRET" not in fields
+
+
+def stored_payload(store: Path, record_id: str) -> str:
+    """The payload a record keeps, as the store gives it back."""
+    with ad.DiskStore(store) as opened:
+        return opened.read(opened.get(record_id)).decode("utf-8")
 
 
 def test_a_tool_not_listed_is_refused_within_the_timeout_when_the_list_is_slow(

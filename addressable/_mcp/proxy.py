@@ -160,7 +160,7 @@ class Proxy:
                 with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                     await self._record_failure(name, recorded, stopped, determinism, key)
             raise
-        payload = result.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+        payload = _stored(result)
         options: RecordOptions = {"key": key, "media_type": MEDIA_TYPE, "meta": {"mcp": KIND}}
         if result.is_error:
             options["status"] = Status.ERROR
@@ -321,6 +321,21 @@ class Proxy:
         server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
         results.install(server, self.kit)
         return server
+
+
+def _stored(result: types.CallToolResult) -> bytes:
+    """The upstream's result as the record keeps it: as it came, but for the credentials
+    written in its URLs, redacted as the arguments are (an upstream's error or echo
+    quotes the arguments it was given)."""
+    payload = result.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+    if b"://" not in payload:
+        return payload
+    data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    clean = redact_urls(data)
+    if clean == data:
+        return payload
+    again = types.CallToolResult.model_validate(clean)
+    return again.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
 
 
 def _unlike_mcp(exc: ValidationError) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import unquote, unquote_plus
+from urllib.parse import quote, unquote, unquote_plus
 
 from ._secrets import is_secret_ref
 
@@ -141,8 +141,23 @@ def _redact_pairs(text: str, separators: str) -> str:
         name, eq, value = piece.partition("=")
         if eq and value and not _keeps(value) and _is_credential(name, value):
             piece = f"{name}={REDACTED}"
+        elif eq and "://" in value:  # a URL written as it is in the value
+            piece = f"{name}={redact_urls(value)}"
+        elif eq and "%" in value:
+            piece = f"{name}={_redact_encoded(value)}"
         out.append(piece)
     return "".join(out)
+
+
+def _redact_encoded(value: str, depth: int = 3) -> str:
+    """A parameter's value that holds a URL percent-encoded (`next=`, `redirect_uri=`,
+    `return_to=`), up to `depth` times over: the credentials in that URL redacted, the
+    value encoded again; as written when there are none."""
+    plain = unquote_plus(value)
+    if plain == value or depth == 0:
+        return value
+    clean = redact_urls(plain) if "://" in plain else _redact_encoded(plain, depth - 1)
+    return value if clean == plain else quote(clean, safe="")
 
 
 def _is_credential(name: str, value: str) -> bool:

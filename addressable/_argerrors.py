@@ -4,10 +4,9 @@ the tool (a wrapped function, an adapter): ``TOOL: argument 'NAME' is required; 
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Self
+import sys
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -101,37 +100,19 @@ class CheckedModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     def __init__(self, /, **data: Any) -> None:
-        # pydantic calls a model's own __init__ for its parts and in model_validate too:
-        # only the outermost call, a user's, is told in one line.
-        if _validating.get():
+        if _called_by_pydantic():
             super().__init__(**data)
             return
-        with _validation():
-            try:
-                super().__init__(**data)
-            except ValidationError as exc:
-                name, fields = type(self).__name__, tuple(type(self).model_fields)
-                raise argument_error(name, exc, fields, of=name) from None
-
-    @classmethod
-    def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
-        with _validation():
-            return super().model_validate(obj, **kwargs)
-
-    @classmethod
-    def model_validate_json(cls, json_data: str | bytes | bytearray, **kwargs: Any) -> Self:
-        with _validation():
-            return super().model_validate_json(json_data, **kwargs)
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            name, fields = type(self).__name__, tuple(type(self).model_fields)
+            raise argument_error(name, exc, fields, of=name) from None
 
 
-_validating: ContextVar[bool] = ContextVar("_validating", default=False)
-
-
-@contextmanager
-def _validation() -> Iterator[None]:
-    """Within it, a `CheckedModel` leaves pydantic's errors as they are."""
-    token = _validating.set(True)
-    try:
-        yield
-    finally:
-        _validating.reset(token)
+def _called_by_pydantic() -> bool:
+    """Whether the `__init__` asking was called by pydantic, not by a user: pydantic
+    calls a model's own `__init__` for the parts of a larger model it validates, and in
+    `model_validate`, where its error, with the parts' places, is the one to raise."""
+    caller = sys._getframe(2)  # 0: this function, 1: `__init__`, 2: who called it
+    return str(caller.f_globals.get("__name__", "")).startswith("pydantic")

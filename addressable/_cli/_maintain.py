@@ -80,7 +80,7 @@ def _export_to(store: Store, output: Path) -> BundleSummary:
             "onto it; give -o a file in a folder you can write to"
         ) from None
     except OSError as exc:  # its own message would name the partial file, not -o's
-        raise OSError(_unwritable(output, target, exc)) from None
+        raise BundleError(_unwritable(output, target, exc)) from None
     try:
         with open(fd, "wb") as f:
             summary = export_bundle(store, f)

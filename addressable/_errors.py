@@ -86,7 +86,8 @@ class NotReplayable(AddressableError):
 
 
 class ReadOnly(AddressableError, TypeError):
-    """A change to a record's args or meta: a record does not change once written."""
+    """A change to a record (a field, its args or meta), a result or a stub item: none
+    changes once made."""
 
 
 class ScopeError(AddressableError):

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from ._errors import ArgumentError
+from ._errors import ArgumentError, ReadOnly
 from ._frozen import frozen
 from ._payload import decode_payload, decode_text
 from ._tokens import count_tokens
@@ -78,8 +78,18 @@ def member(kind: type[_E], value: object, what: str) -> _E:
         raise ArgumentError(f"{what} is one of {takes}, not {shown}") from None
 
 
+def _unchanged(self: BaseModel, name: str, value: object) -> NoReturn:
+    """A record, a result or a stub item does not change once made: `ReadOnly`, from
+    the library's tree, where pydantic's frozen check raises its own error."""
+    raise ReadOnly(
+        f"a {type(self).__name__} does not change once made: {name} cannot be set "
+        "(model_copy(update=...) makes a changed copy)"
+    )
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    __setattr__ = _unchanged
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -176,6 +186,7 @@ class Result(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+    __setattr__ = _unchanged
 
     record: Record
     payload: bytes

@@ -294,3 +294,13 @@ def test_what_a_store_keeps_parsed_is_bounded_by_its_bytes(tmp_path: Path) -> No
     assert 0 < sum(len(k[0]) for k in kept) <= _parsed.TOTAL
     store.close()
     assert not store._parsed._kept
+
+
+def test_setting_a_field_of_a_record_or_a_result_is_read_only() -> None:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    result = kit.record("t", {"q": 1}, b"x", determinism="deterministic", key="k")
+    for obj, field in ((result.record, "key"), (result.record, "status"), (result, "payload")):
+        with pytest.raises(ad.ReadOnly, match=f"{field} cannot be set"):
+            setattr(obj, field, "z")
+    assert result.record.key == "k" and result.payload == b"x"
+    assert result.model_copy(update={"changed": True}).changed is True

@@ -82,8 +82,8 @@ def _unchanged(self: BaseModel, name: str, value: object) -> NoReturn:
     """A record, a result or a stub item does not change once made: `ReadOnly`, from
     the library's tree, where pydantic's frozen check raises its own error."""
     raise ReadOnly(
-        f"a {type(self).__name__} does not change once made: {name} cannot be set "
-        "(model_copy(update=...) makes a changed copy)"
+        f"a {type(self).__name__} is frozen, it does not change once made: {name} cannot "
+        "be set (model_copy(update=...) makes a changed copy)"
     )
 
 

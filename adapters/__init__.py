@@ -9,7 +9,7 @@ from ._decode import BadAnswer
 from ._hits import Hit, SearchBackend
 from ._html import html_title, html_to_text
 from ._http import ResponseTooLarge
-from ._rootfs import PartlyChanged
+from ._rootfs import BadPath, PartlyChanged
 from ._searchindex import LocalIndex
 from ._websearch import BraveSearch, SearXNG
 from .api import Api, Scope
@@ -23,6 +23,7 @@ __all__ = [
     "Adapter",
     "Api",
     "BadAnswer",
+    "BadPath",
     "BraveSearch",
     "Fetch",
     "Files",

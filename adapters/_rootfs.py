@@ -55,6 +55,24 @@ class PartlyChanged(ad.AddressableError):
     Action's outcome is `unknown`, not `not_applied`. What failed is its `__cause__`."""
 
 
+class BadPath(ad.ArgumentError, OSError):
+    """A path that names no file to read or write as asked: nothing is there, a name on
+    the way to it is not a folder, or it is a folder. One line naming the path as the
+    model gave it; also the OSError it was before (`errno` says which)."""
+
+
+def path_problem(exc: OSError) -> str | None:
+    """What is wrong with a path, in words and without it, for an OSError a path the
+    model gave can cause; None for another (a permission, a disk, a race)."""
+    if isinstance(exc, FileNotFoundError):
+        return "it does not exist"
+    if isinstance(exc, NotADirectoryError):
+        return "a name on the way to it is not a folder"
+    if isinstance(exc, IsADirectoryError):
+        return "it is a folder, not a file"
+    return None
+
+
 class Root:
     """A folder whose paths are opened a name at a time without following symlinks.
     `show` names a relative path in an error as its caller's user knows it."""

@@ -173,7 +173,9 @@ class SearXNG(_Remote):
         return client.build_request("GET", f"{self._endpoint}?{query_string}")
 
     def _hits(self, data: dict[str, Any], limit: int) -> list[Hit]:
-        results: list[dict[str, Any]] = data.get("results", [])
+        # An answer with no `results` (an error object, another API's JSON) is not an
+        # empty search: read as one, it would record a false negative finding.
+        results = _listed(data.get("results"), "results")
         return [
             Hit(
                 title=_line(r.get("title", "")),
@@ -216,7 +218,14 @@ class BraveSearch(_Remote):
         )
 
     def _hits(self, data: dict[str, Any], limit: int) -> list[Hit]:
-        results: list[dict[str, Any]] = data.get("web", {}).get("results", [])
+        web = data.get("web")
+        if web is None:
+            # Brave leaves `web` out when it found no page; an answer that is not a web
+            # search's (an error object) is not an empty search.
+            if data.get("type") != "search":
+                raise BadAnswer("it has no 'web' results and is not a search's answer")
+            return []
+        results = _listed(web.get("results"), "web.results")
         return [
             Hit(
                 title=_line(r.get("title", "")),
@@ -240,6 +249,15 @@ def _redacted() -> Iterator[None]:
         if clean != text:
             exc.args = (clean,)
         raise
+
+
+def _listed(value: object, name: str) -> list[Any]:
+    """The list of hits an answer holds under `name`; `BadAnswer` when it holds none."""
+    if value is None:
+        raise BadAnswer(f"it has no {name!r} list")
+    if not isinstance(value, list):
+        raise BadAnswer(f"its {name!r} is a {type(value).__name__}, not a list")
+    return value
 
 
 def _line(value: object) -> str:

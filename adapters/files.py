@@ -10,7 +10,15 @@ import addressable as ad
 
 from ._base import Adapter, schema
 from ._git import clean_at_head
-from ._rootfs import DEFAULT_MAX_BYTES, Root, check_path, name_path, resolved
+from ._rootfs import (
+    DEFAULT_MAX_BYTES,
+    BadPath,
+    Root,
+    check_path,
+    name_path,
+    path_problem,
+    resolved,
+)
 
 
 class Files(Adapter):
@@ -55,22 +63,33 @@ class Files(Adapter):
         self._fs = Root(self.root)
         self.max_bytes = max_bytes
         self.writable = writable
-        kit.on_rerun(self.name, lambda record: self.read(str(record.args["path"])))
+        kit.on_rerun(self.name, lambda record: self._read(str(record.args["path"]), True))
 
     def __call__(self, path: str) -> ad.Result:
         return self.read(path)
 
     def read(self, path: str) -> ad.Result:
         """Read a regular file and record it as a Reference."""
+        return self._read(path, False)
+
+    def _read(self, path: str, rerun: bool) -> ad.Result:
+        """`read`; for a re-run (`verify=True`), a file no longer there (or no longer a
+        file) is not raised but returned as the failed read recorded, which differs
+        from what was read before: a read that cannot be verified is a change."""
         full, relative = self._inside(path)
         args = {"command": "read", "path": relative}
         try:
             data = self._fs.read(relative, self.name, self.max_bytes)
         except (OSError, ad.AddressableError) as exc:
-            if isinstance(exc, OSError):
-                name_path(exc, relative)
-            self.kit.record_failure(self.name, args, exc, determinism="deterministic", key=relative)
-            raise
+            error = self._named(exc, relative, "read")
+            failed = self.kit.record_failure(
+                self.name, args, error, determinism="deterministic", key=relative
+            )
+            if rerun and isinstance(error, ad.ArgumentError):
+                return failed
+            if error is exc:
+                raise
+            raise error from None
         clean = clean_at_head(full, data)
         if clean is not None:
             key = f"{relative}@{clean[1]}"
@@ -105,17 +124,22 @@ class Files(Adapter):
         args = {"command": "write", "path": relative, "content_hash": rev[1:]}
         if not self.writable:
             raise ad.ScopeError(f"this Files adapter is read-only: {relative} was not written")
-        if relative == "." or full.is_dir():  # the root: nothing is written, not even a temp
+        # The root, a folder, or a path that ends as a folder's does ("new/", "a/."):
+        # nothing is written, not even a temporary file.
+        if relative == "." or full.is_dir() or path.rpartition("/")[2] in ("", ".", ".."):
+            shown = relative if relative == "." or full.is_dir() else path
             raise ad.ArgumentError(
-                f"{self.name}: argument 'path' names a folder, not a file: {relative!r}"
+                f"{self.name}: argument 'path' names a folder, not a file: {shown!r}"
             )
 
         def change() -> tuple[str, dict[str, Any]]:
             try:
                 self._fs.write(relative, data)
             except OSError as exc:
-                name_path(exc, relative)
-                raise
+                error = self._named(exc, relative, "write")
+                if error is exc:
+                    raise
+                raise error from None
             return (
                 f"wrote {len(data):,} bytes to {relative} (revision {rev})",
                 {"path": relative, "rev": rev},
@@ -130,6 +154,19 @@ class Files(Adapter):
         if command == "read":
             return self.read(arguments["path"]).text
         return f"error: unknown command {command!r}: use read or write"
+
+    def _named(self, exc: BaseException, relative: str, doing: str) -> BaseException:
+        """The error to raise for `exc`: `BadPath` for a path that names no file as
+        asked, else `exc`, an OSError naming the path given rather than the root."""
+        if not isinstance(exc, OSError):
+            return exc
+        why = path_problem(exc)
+        if why is None:
+            name_path(exc, relative)
+            return exc
+        error = BadPath(f"{self.name}: cannot {doing} {relative!r}: {why}")
+        error.errno = exc.errno
+        return error
 
     def _inside(self, path: str) -> tuple[Path, str]:
         check_path(path, "path", self.name)

@@ -35,7 +35,15 @@ import addressable as ad
 from addressable._frozen import thawed
 
 from ._base import Adapter, schema
-from ._rootfs import DEFAULT_MAX_BYTES, MAX_DEPTH, Root, check_path, name_path, resolved
+from ._rootfs import (
+    DEFAULT_MAX_BYTES,
+    MAX_DEPTH,
+    Root,
+    check_path,
+    name_path,
+    path_problem,
+    resolved,
+)
 
 PREFIX = "/memories"
 _REV = 12  # hex characters of the content hash in a revision
@@ -99,7 +107,7 @@ class Memory(Adapter):
         self.root.mkdir(parents=True, exist_ok=True)
         self._fs = Root(self.root, _shown)
         self.max_bytes = max_bytes
-        kit.on_rerun(self.name, lambda record: self.run(thawed(record.args)))
+        kit.on_rerun(self.name, lambda record: self._run(thawed(record.args), rerun=True))
 
     def __call__(self, command: str, **arguments: Any) -> ad.Result:
         return self.run({"command": command, **arguments})
@@ -109,6 +117,12 @@ class Memory(Adapter):
 
     def run(self, arguments: dict[str, Any]) -> ad.Result:
         """Carry out one memory command, given as the model sends it."""
+        return self._run(arguments)
+
+    def _run(self, arguments: dict[str, Any], rerun: bool = False) -> ad.Result:
+        """`run`; a re-run (`verify=True`) of a view of what is no longer there returns
+        that failed view, recorded, rather than raise: it cannot be verified, so it
+        changed."""
         if not isinstance(arguments, Mapping):
             raise ad.ArgumentError(
                 f"{self.name}: the arguments must be an object, not {type(arguments).__name__}"
@@ -122,7 +136,7 @@ class Memory(Adapter):
             raise MemoryCommandError(f"unknown memory command {command!r}")
         args = self._checked(command, arguments)
         if command == "view":
-            return self._view(args)
+            return self._view(args, rerun)
         change = getattr(self, f"_{command}")
         # Each command raises these before it changes anything: the Action is not_applied.
         # One that fails after changing something (a folder `delete` that removed part of
@@ -135,7 +149,12 @@ class Memory(Adapter):
         try:
             result: tuple[str, dict[str, str]] = change(args)
         except OSError as exc:
-            name_path(exc, args.get("path", args.get("old_path", "")), args.get("new_path"))
+            path = args.get("path", args.get("old_path", ""))
+            why = path_problem(exc)
+            if why is not None:  # a path the model gave that names nothing as asked
+                paths = path if "new_path" not in args else f"{path} to {args['new_path']}"
+                raise MemoryCommandError(f"cannot {args['command']} {paths}: {why}") from None
+            name_path(exc, path, args.get("new_path"))
             raise
         return result
 
@@ -173,7 +192,7 @@ class Memory(Adapter):
 
     # -- commands --------------------------------------------------------------------------
 
-    def _view(self, args: dict[str, Any]) -> ad.Result:
+    def _view(self, args: dict[str, Any], rerun: bool = False) -> ad.Result:
         relative, shown = self._resolve(args.get("path", PREFIX))
         found = self._fs.lstat(relative)
         if found is not None and stat.S_ISDIR(found.st_mode):
@@ -197,9 +216,11 @@ class Memory(Adapter):
             text = f"Content of {shown}:\n{body}"
         else:
             missing = MemoryCommandError(f"{shown} does not exist")
-            self.kit.record_failure(
+            failed = self.kit.record_failure(
                 self.name, args, missing, determinism="deterministic", key=f"memory:{shown}"
             )
+            if rerun:
+                return failed
             raise missing
         key = f"memory:{shown}@{rev}"
         return self.kit.record(self.name, args, text.encode(), determinism="deterministic", key=key)
@@ -207,6 +228,8 @@ class Memory(Adapter):
     def _create(self, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
         relative, shown = self._resolve(arguments["path"])
         found = self._fs.lstat(relative)
+        if arguments["path"].rpartition("/")[2] in ("", ".", ".."):  # "new/", "a/."
+            raise MemoryCommandError(f"{arguments['path']} names a folder: name a file to create")
         if found is not None and stat.S_ISDIR(found.st_mode):
             raise MemoryCommandError(f"{shown} is a folder: name a file to create")
         return f"created {shown}", self._write(relative, shown, arguments.get("file_text", ""))

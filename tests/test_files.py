@@ -88,8 +88,8 @@ def test_handle_reads_and_reports_errors(kit: ad.Toolkit, tmp_path: Path) -> Non
     Files(kit, tmp_path)
     (tmp_path / "a.txt").write_text("hello\n")
     assert kit.handle("files", {"command": "read", "path": "a.txt"}) == "hello\n"
-    assert kit.handle("files", {"command": "read", "path": "nope.txt"}).startswith(
-        "error: FileNotFoundError"
+    assert kit.handle("files", {"command": "read", "path": "nope.txt"}) == (
+        "error: BadPath: files: cannot read 'nope.txt': it does not exist"
     )
 
 

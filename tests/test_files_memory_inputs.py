@@ -109,9 +109,9 @@ def test_errors_name_the_path_given_not_where_the_root_is(kit: ad.Toolkit, box: 
     root = box / "root"
     (root / "blocker").write_text("a file, not a folder")
     files = Files(kit, root)
-    with pytest.raises(FileNotFoundError) as missing:
+    with pytest.raises(ad.ArgumentError) as missing:  # BadPath: in the tree, and an OSError
         files.read("nope.txt")
-    assert str(missing.value) == "[Errno 2] No such file or directory: 'nope.txt'"
+    assert str(missing.value) == "files: cannot read 'nope.txt': it does not exist"
     with pytest.raises(OSError) as blocked:
         files.write("blocker/x.txt", "data")
     assert str(box) not in str(blocked.value) and "blocker/x.txt" in str(blocked.value)

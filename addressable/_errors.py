@@ -8,6 +8,7 @@
     ├── IntegrityError                   stored bytes do not hash to what the record says
     ├── ArgumentError (also ValueError)  arguments that are not JSON, or that ask for
     │   │                                what cannot be done (an unknown format)
+    │   ├── adapters.BadPath (also OSError)  a path with no file there to read or write
     │   └── adapters.MemoryCommandError  a memory command that cannot be done as asked
     ├── MalformedMessages (also ValueError)  a message list that is not well formed
     ├── NotReplayable                    verify=True on a call that cannot be re-run
@@ -22,6 +23,7 @@
     ├── ConfigError (also ValueError)    a config file that cannot be read or does not fit
     ├── MissingDependency (also ImportError)  an optional extra is not installed
     ├── adapters.ResponseTooLarge        an answer or output over an adapter's max_bytes
+    ├── adapters.PartlyChanged           a file change that failed after changing something
     └── adapters.BadAnswer               a server's answer that cannot be read as it says
 
 `MalformedMessages` lives with the message shapes, `Stale` with continuity, and the

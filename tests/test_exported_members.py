@@ -106,6 +106,9 @@ def test_the_tree_drawn_in_errors_is_the_classes_tree() -> None:
             assert issubclass(cls, getattr(builtins, also)), (name, also)
         parents.append(name)
     assert issubclass(ad.BadId, ad.NotFound) and issubclass(ad.BadId, ValueError)
+    # and every public error of the tree is drawn
+    public = {c.__name__ for c in _tree() if not c.__name__.startswith("_")}
+    assert public - {"AddressableError"} - {name for _, name, _ in drawn} == set()
 
 
 # Exceptions outside the tree that may be raised, and why.

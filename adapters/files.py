@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,17 @@ class Files(Adapter):
         file) is not raised but returned as the failed read recorded, which differs
         from what was read before: a read that cannot be verified is a change."""
         full, relative = self._inside(path)
+        if (
+            path.rpartition("/")[2] in ("", ".")
+            and relative != "."
+            and full.exists()
+            and not full.is_dir()
+        ):
+            # "a.txt/" names a folder, and resolving would drop the slash: POSIX refuses
+            # it for a file, and so does this read.
+            refused = BadPath(f"{self.name}: cannot read {path!r}: it is a file, not a folder")
+            refused.errno = errno.ENOTDIR
+            raise refused
         args = {"command": "read", "path": relative}
         try:
             data = self._fs.read(relative, self.name, self.max_bytes)

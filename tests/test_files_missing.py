@@ -4,6 +4,7 @@ read whose file is gone: a result that says it changed, not an exception."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -50,6 +51,22 @@ def test_a_read_of_a_path_that_names_no_file_is_an_error_of_the_tree(
     assert text == f"error: BadPath: files: cannot read {path!r}: {why}"
     (record, *_) = kit.store.records()
     assert record.status is ad.Status.ERROR and str(root) not in (record.error or "")
+
+
+@pytest.mark.parametrize("path", ["a.txt/", "a.txt/.", "./a.txt//"])
+def test_a_read_of_a_file_named_as_a_folder_is_refused_as_posix_does(
+    kit: ad.Toolkit, root: Path, path: str
+) -> None:
+    files = Files(kit, root)
+    with pytest.raises(adapters.BadPath) as refused:
+        files.read(path)
+    assert str(refused.value) == f"files: cannot read {path!r}: it is a file, not a folder"
+    assert refused.value.errno == errno.ENOTDIR
+    with pytest.raises(OSError):  # as open() does
+        open(f"{root}/{path}").close()
+    # nothing is recorded under the file's own key, which still reads
+    assert list(kit.store.records()) == []
+    assert files.read("a.txt").text == "a\n"
 
 
 def test_a_write_through_a_file_is_an_error_of_the_tree_and_not_applied(

@@ -191,6 +191,7 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+INSTALLED_AS = "addressable.adapters"  # the name adapters/ is installed under
 
 
 def _targets(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> set[str]:
@@ -209,8 +210,16 @@ def _targets(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> set[
             source = node.module or ""
         # `from pkg import sub` loads pkg.sub when it is a module, else a name of pkg.
         names = [f"{source}.{alias.name}" for alias in node.names] + [source]
+    return _known(module, names)
+
+
+def _known(module: str, names: list[str]) -> set[str]:
+    """The nearest project module of each dotted name, other than `module` itself."""
     found: set[str] = set()
     for name in names:
+        if name == INSTALLED_AS or name.startswith(INSTALLED_AS + "."):
+            # adapters/ is installed as addressable.adapters: the same modules
+            name = "adapters" + name.removeprefix(INSTALLED_AS)
         while name and name not in MODULES:
             name = name.rpartition(".")[0]
         if name and name != module:
@@ -218,14 +227,29 @@ def _targets(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> set[
     return found
 
 
+def _loaded_by_name(node: ast.Call) -> str | None:
+    """The module an `importlib.import_module("name")` call loads, when it is named."""
+    called = node.func
+    name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", None)
+    if name != "import_module" or not node.args:
+        return None
+    first = node.args[0]
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
 def _edges() -> dict[tuple[str, str], int]:
-    """Every import between project modules, with the line of its first occurrence."""
+    """Every import between project modules, with the line of its first occurrence:
+    import statements, and modules loaded by a name written in `import_module`."""
     edges: dict[tuple[str, str], int] = {}
     for module, path in MODULES.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: set[str] = set()
             if isinstance(node, ast.Import | ast.ImportFrom):
-                for target in _targets(module, path, node):
-                    edges.setdefault((module, target), node.lineno)
+                targets = _targets(module, path, node)
+            elif isinstance(node, ast.Call) and (name := _loaded_by_name(node)) is not None:
+                targets = _known(module, [name])
+            for target in targets:
+                edges.setdefault((module, target), node.lineno)
     return edges
 
 
@@ -269,6 +293,13 @@ def test_the_walk_sees_every_kind_of_import() -> None:
     assert ("addressable._replaytool", "addressable._stores") in edges  # TYPE_CHECKING
     assert ("addressable._mcp.cli", "addressable._toolkit") in edges  # in a function
     assert ("adapters.api", "addressable") in edges  # absolute
+    assert ("addressable._cli._inspect", "adapters") in edges  # import_module("...")
+    # adapters/ under the name it is installed as is the adapters layer, not the facade
+    statement = ast.parse("from addressable.adapters.shell import Shell").body[0]
+    assert isinstance(statement, ast.ImportFrom)
+    assert _targets("addressable._stubs", MODULES["addressable._stubs"], statement) == {
+        "adapters.shell"
+    }
 
 
 def test_no_import_points_up() -> None:

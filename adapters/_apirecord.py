@@ -223,7 +223,7 @@ def _judge(action: ad.Record, seen: ad.Result) -> tuple[ad.Outcome, str]:
         current = json.loads(seen.payload)
     except ValueError:
         return ad.Outcome.UNKNOWN, "the resource is not JSON"
-    marker = action.meta.get("marker")
+    marker = action.meta.get(ad.Report.MARKER)
     if isinstance(marker, str):
         if _contains(current, marker):
             return ad.Outcome.COMPLETED, f"the marker {marker} is in the resource"

@@ -92,7 +92,11 @@ class ApiRequests(Adapter):
             args={"method": method, "url": url, "identity": identity, "body": body},
             key=key,
             body=body,
-            meta={"marker": marker, "marker_field": marker_field, ad.Report.WRITTEN: ["body"]},
+            meta={
+                ad.Report.MARKER: marker,
+                "marker_field": marker_field,
+                ad.Report.WRITTEN: ["body"],
+            },
         )
 
     def _send(self, call: Call) -> Sent:

@@ -205,7 +205,7 @@ class Shell(Adapter):
         # Output that quotes a URL with its credentials (git's and curl's errors do) is
         # kept redacted too.
         payload = redact_urls(_render(ran.out, ran.err, ran.code, timed_out, limit))
-        meta: dict[str, Any] = {"exit_code": ran.code, "timed_out": timed_out}
+        meta: dict[str, Any] = {ad.Report.EXIT_CODE: ran.code, "timed_out": timed_out}
         outcome = None
         if determinism is ad.Determinism.SIDE_EFFECT:
             # Exit 0 is done; a failure or a timeout may have done part of it: unknown.
@@ -257,7 +257,11 @@ class Shell(Adapter):
         if determinism is not ad.Determinism.SIDE_EFFECT:
             self._failed(args, exc, determinism, key, None)
             raise exc
-        meta = {"exit_code": ran.code, "timed_out": ran.timed_out, "output_over": self.max_bytes}
+        meta = {
+            ad.Report.EXIT_CODE: ran.code,
+            "timed_out": ran.timed_out,
+            "output_over": self.max_bytes,
+        }
         return self.kit.record(
             self.name,
             args,

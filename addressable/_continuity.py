@@ -90,7 +90,7 @@ def harness_state(
         StateAction(
             id=r.id,
             operation=_operation(r),
-            marker=_str(r.meta.get("marker")),
+            marker=_str(r.meta.get(Report.MARKER)),
             idempotency_key=r.idempotency_key,
             outcome=outcome_in(kit.store, r.id) or r.outcome,
             observed_at=r.observed_at.isoformat(),

@@ -17,6 +17,7 @@ from ._gistparts import GIST_FLOOR, Items, Part, part_tokens, plain
 from ._html import read_html
 from ._identifiers import PATH, Known
 from ._models import Record
+from ._reports import Report
 from ._tokens import count_tokens
 
 SEARCH_HITS = 3  # hits of a search whose URL a stub always keeps
@@ -126,7 +127,7 @@ def output_parts(
 ) -> tuple[list[Part], list[Part]]:
     """A command's output: how it ended, what failed, the paths it lists; then its
     other names."""
-    exit_code = record.meta.get("exit_code")
+    exit_code = record.meta.get(Report.EXIT_CODE)
     if not isinstance(exit_code, int) and (m := _RETURN_CODE.search(text)):
         exit_code = int(m[1] or m[2])
     body = _ANSI.sub("", plain(_RETURN_CODE.sub("", text)))

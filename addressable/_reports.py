@@ -17,6 +17,11 @@ class Report:
     ARTIFACT = "artifact"
     # str: the id of the Action this read verifies
     VERIFIES = "verifies"
+    # str: a marker a side effect wrote into what it changed, so a later read can
+    # tell whether it was applied
+    MARKER = "marker"
+    # int: how a command ended, shown first in its stub's gist
+    EXIT_CODE = "exit_code"
     # [str]: the arguments that carry written content (a file's text, a request's body),
     # left out where an Action's operation is summarised
     WRITTEN = "written"

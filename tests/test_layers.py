@@ -326,3 +326,42 @@ def test_the_check_finds_an_upward_edge_and_a_cycle() -> None:
     }
     assert RANK["addressable._toolkit"] > RANK["addressable.ids"]
     assert _cycles(edges) == [["addressable._toolkit", "addressable.ids", "addressable._toolkit"]]
+
+
+def _meta_keys_written_out(tree: ast.AST) -> list[tuple[int, str]]:
+    """`….meta.get("key")` and `….meta["key"]`: a key of `Record.meta` named as a string."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        owner: ast.expr | None = None
+        key: ast.expr | None = None
+        if isinstance(node, ast.Subscript):
+            owner, key = node.value, node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+        ):
+            owner, key = node.func.value, node.args[0]
+        if (
+            isinstance(owner, ast.Attribute)
+            and owner.attr == "meta"
+            and isinstance(key, ast.Constant)
+            and isinstance(key.value, str)
+        ):
+            found.append((node.lineno, key.value))
+    return found
+
+
+def test_below_the_adapters_meta_is_read_through_the_report_keys() -> None:
+    # What an adapter wrote in a record's meta reaches the layers below only by the
+    # keys `Report` declares; a key spelt out there is one tool family's word.
+    written = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} reads meta[{key!r}]"
+        for module, path in MODULES.items()
+        if RANK[module] < RANK["adapters"]
+        for line, key in _meta_keys_written_out(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not written, "\n".join(written)
+    seen = _meta_keys_written_out(ast.parse('record.meta.get("exit_code")\nr.meta["marker"]'))
+    assert seen == [(1, "exit_code"), (2, "marker")]

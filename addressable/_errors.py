@@ -31,7 +31,8 @@ adapters' errors with their adapters; all are exported from `addressable` or
 `addressable.adapters`, and a test walks the whole tree.
 Errors of the libraries underneath (diskcache, sqlite3, redis) are translated into
 `StoreError` at the store boundary, with the original chained as `__cause__`.
-A tool that fails is not an addressable error: it is recorded and re-raised as is.
+A tool that fails is not an addressable error: it is recorded and re-raised as is
+(httpx's own errors from Fetch and Api among them: a refused connection, a reset).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_CACHE_WRITE",
     "DEFAULT_CLEAR_AT_LEAST",
     "DEFAULT_KEEP",
+    "DEFAULT_OUT",
     "DEFAULT_TRIGGER",
     "DEFAULT_WINDOW",
     "TRIM_SHARE",
@@ -30,6 +31,7 @@ DEFAULT_CACHE_WRITE = CachePrices().write  # price of an input token written to 
 DEFAULT_TRIGGER = 100_000  # input tokens, as hosted context editing defaults
 DEFAULT_KEEP = 3  # tool results kept whole
 DEFAULT_CLEAR_AT_LEAST = 0  # tokens `clear` must free to act
+DEFAULT_OUT = "addressable-bench"  # the folder `addressable bench` writes its outputs to
 # What the `addressable` strategies pass as `compact(trim_to=)`, as a share of the
 # trigger: when stubs alone leave a request over it, the agent's old words are cut, in
 # one batch, down to it (the next compaction many turns away).

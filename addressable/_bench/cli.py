@@ -22,12 +22,12 @@ from ._settings import (
     DEFAULT_CACHE_WRITE,
     DEFAULT_CLEAR_AT_LEAST,
     DEFAULT_KEEP,
+    DEFAULT_OUT,
     DEFAULT_TRIGGER,
     DEFAULT_WINDOW,
     check_settings,
 )
 
-DEFAULT_OUT = "addressable-bench"  # the folder the outputs go to
 DESCRIPTION = (
     "Replay recorded sessions under each context strategy (none, clear, window, "
     "addressable, addressable+state, oracle) and price what the agent pays: the request "
@@ -94,7 +94,7 @@ def add_arguments(
         "--out",
         default=DEFAULT_OUT,
         help="folder for report.md, report.json, plot.png and, for the bundled "
-        "scenario, its trajectory scenario.jsonl (./addressable-bench)",
+        f"scenario, its trajectory scenario.jsonl (./{DEFAULT_OUT})",
     )
     p.add_argument("--plot", metavar="PATH", help="also write the plot here")
     p.add_argument("--markdown", metavar="PATH", help="also write the table here")

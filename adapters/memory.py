@@ -359,8 +359,7 @@ def _artifact(shown: str, rev: str) -> dict[str, str]:
 
 
 def _text(data: bytes, shown: str) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise MemoryCommandError(f"{shown} is not UTF-8 text") from None
+    text = ad.payload_text(data, "text/plain; charset=utf-8")  # exactly UTF-8
+    if text is None:
+        raise MemoryCommandError(f"{shown} is not UTF-8 text")
     return text.replace("\r\n", "\n").replace("\r", "\n")  # newlines read as text mode does

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ._calls import run_to_end
 from ._errors import ArgumentError, EventLoopError
 from ._models import Result
-from ._payload import BLOCKS, decode_text, payload_text
+from ._payload import BLOCKS, payload_text
 from ._spec import ToolSpec
 
 REPLAY_TOOL = "replay_result"  # the tool a model calls to get a result back by its id
@@ -83,23 +83,13 @@ def result_text(result: Result) -> str:
     return binary_note(result) if text is None else text
 
 
-_CONTROLS = [chr(c) for c in range(32) if chr(c) not in "\t\n\r\0\x1b"]
-_MOSTLY_TEXT = 10  # a payload is shown as text while at most 1 in 10 characters is odd
-
-
 def readable_text(result: Result) -> str | None:
     """The payload as text, decoded once; None when it is mostly bytes no text holds
     (an image, an archive). Text with a stray byte (a Latin-1 letter, NULs between
     names) is still text, and blocks of text with images beside them are their text."""
-    media_type = result.record.media_type
-    if media_type == BLOCKS:
+    if result.record.media_type == BLOCKS:
         return result.text
-    text = payload_text(result.payload, media_type)
-    if text is not None:
-        return text
-    text = decode_text(result.payload, media_type)
-    odd = text.count("\ufffd") + sum(text.count(c) for c in _CONTROLS)
-    return text if odd * _MOSTLY_TEXT <= len(text) else None
+    return payload_text(result.payload, result.record.media_type, readable=True)
 
 
 def binary_note(result: Result) -> str:

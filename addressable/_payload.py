@@ -62,21 +62,36 @@ def decode_text(data: bytes, media_type: str) -> str:
         return data.decode("utf-8", errors="replace")
 
 
-def payload_text(payload: bytes, media_type: str | None = None) -> str | None:
+_CONTROLS = [chr(c) for c in range(32) if chr(c) not in "\t\n\r\0\x1b"]
+_MOSTLY_TEXT = 10  # a readable payload has at most 1 in 10 characters odd
+
+
+def payload_text(
+    payload: bytes, media_type: str | None = None, *, readable: bool = False
+) -> str | None:
     """The payload as text, or None when it is binary: the one text-or-binary test.
 
     The bytes must decode, strictly, in the charset the media type names (UTF-8 when it
     names none, or one that is not a charset Python knows). Then they are text when the
     media type says so (``text/*``, JSON, XML, or any that names a charset); otherwise,
-    with no media type or a binary one, only when they hold no NUL byte."""
+    with no media type or a binary one, only when they hold no NUL byte. Such text gives
+    back the exact bytes (a resource, `show --json`, a media type to record).
+
+    With `readable`, for what a model reads: text with a stray byte (a Latin-1 letter,
+    NULs between names) is text too, decoded with U+FFFD for what does not decode, while
+    at most 1 in 10 of its characters is odd; mostly bytes (an image, an archive) are not."""
     charset = charset_of(media_type) if media_type else "utf-8"
     try:
-        text = payload.decode(charset)
+        text: str | None = payload.decode(charset)
     except UnicodeError:
-        return None
-    if media_type and _says_text(media_type):
+        text = None
+    if text is not None and not (media_type and _says_text(media_type)) and "\x00" in text:
+        text = None
+    if text is not None or not readable:
         return text
-    return None if "\x00" in text else text
+    text = decode_text(payload, media_type or "")
+    odd = text.count("\ufffd") + sum(text.count(c) for c in _CONTROLS)
+    return text if odd * _MOSTLY_TEXT <= len(text) else None
 
 
 def _says_text(media_type: str) -> bool:

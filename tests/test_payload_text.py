@@ -33,6 +33,35 @@ def test_payload_text(payload: bytes, media_type: str | None, expected: str | No
     assert ad.payload_text(payload, media_type) == expected
 
 
+@pytest.mark.parametrize(
+    ("payload", "media_type", "readable"),
+    [
+        pytest.param(b"caf\xe9 au lait", "text/plain", "caf\ufffd au lait", id="latin1-in-utf8"),
+        pytest.param(b"a.py\x00b.py\x00", None, "a.py\x00b.py\x00", id="nuls-between-names"),
+        pytest.param(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe", None, None, id="png"),
+        pytest.param(b"plain", None, "plain", id="exact-text"),
+    ],
+)
+def test_what_a_model_reads_as_text_is_the_same_test_read_leniently(
+    payload: bytes, media_type: str | None, readable: str | None
+) -> None:
+    # Exact text is text either way; text with a stray byte is text only to read.
+    exact = ad.payload_text(payload, media_type)
+    assert ad.payload_text(payload, media_type, readable=True) == readable
+    assert exact is None or exact == readable
+    # and the replay tool shows a model what the lenient reading gives
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    result = kit.record(
+        "t",
+        {},
+        payload,
+        media_type=media_type or "application/octet-stream",
+        determinism="deterministic",
+    )
+    shown = kit.handle("replay_result", {"id": result.id})
+    assert shown == readable if readable is not None else shown.startswith("[binary content:")
+
+
 def test_the_files_adapter_types_what_it_reads_with_the_same_test(tmp_path: Path) -> None:
     from addressable.adapters import Files
 

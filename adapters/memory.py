@@ -34,10 +34,10 @@ from typing import Any
 import addressable as ad
 from addressable._frozen import thawed
 
-from ._base import Adapter, schema
+from ._base import Adapter
+from ._memoryargs import MEMORY_SCHEMA, NEEDS, check_command
 from ._rootfs import (
     DEFAULT_MAX_BYTES,
-    MAX_DEPTH,
     Root,
     check_path,
     name_path,
@@ -47,16 +47,6 @@ from ._rootfs import (
 
 PREFIX = "/memories"
 _REV = 12  # hex characters of the content hash in a revision
-_NEEDS = {  # the arguments each command cannot do without (the others have defaults)
-    "view": (),
-    "create": ("path",),
-    "str_replace": ("path", "old_str"),
-    "insert": ("path", "insert_line"),
-    "delete": ("path",),
-    "rename": ("old_path", "new_path"),
-}
-_PATHS = ("path", "old_path", "new_path")
-_ON_THE_NAME = ("delete", "rename")  # commands that act on a symlink named, not its target
 
 
 class MemoryCommandError(ad.ArgumentError):
@@ -71,28 +61,7 @@ class Memory(Adapter):
         "Your memory folder, /memories: view a file or folder, create a file, str_replace "
         "or insert text in one, delete or rename. Keep what you learn here."
     )
-    input_schema = schema(
-        {
-            "command": {
-                "type": "string",
-                "enum": ["view", "create", "str_replace", "insert", "delete", "rename"],
-            },
-            "path": {"type": "string", "description": "a path under /memories"},
-            "view_range": {
-                "type": "array",
-                "items": {"type": "integer"},
-                "description": "first and last line to view",
-            },
-            "file_text": {"type": "string"},
-            "old_str": {"type": "string"},
-            "new_str": {"type": "string"},
-            "insert_line": {"type": "integer"},
-            "insert_text": {"type": "string"},
-            "old_path": {"type": "string"},
-            "new_path": {"type": "string"},
-        },
-        ["command"],
-    )
+    input_schema = MEMORY_SCHEMA
 
     def __init__(
         self,
@@ -132,7 +101,7 @@ class Memory(Adapter):
             raise ad.ArgumentError(
                 f"{self.name}: argument 'command' must be a string, not {type(command).__name__}"
             )
-        if command not in _NEEDS:
+        if command not in NEEDS:
             raise MemoryCommandError(f"unknown memory command {command!r}")
         args = self._checked(command, arguments)
         if command == "view":
@@ -162,32 +131,7 @@ class Memory(Adapter):
         """The arguments given (nulls left out), refused with `ArgumentError` naming the
         argument, or `ScopeError` for a path outside the root, before anything runs."""
         args = self.checked(arguments)  # the schema's types, for direct calls too
-        for needed in _NEEDS[command]:
-            if needed not in args:
-                raise ad.ArgumentError(
-                    f"{self.name}: argument {needed!r} is missing: {command} needs "
-                    + ", ".join(_NEEDS[command])
-                )
-        for name in _PATHS:
-            if name in args:
-                relative, _ = self._resolve(args[name], name, command not in _ON_THE_NAME)
-                if command == "create" and relative.count("/") >= MAX_DEPTH:
-                    raise ad.ArgumentError(
-                        f"{self.name}: argument 'path' is more than {MAX_DEPTH} names deep"
-                    )
-        view_range = args.get("view_range")
-        if view_range:
-            if len(view_range) != 2:
-                raise ad.ArgumentError(
-                    f"{self.name}: argument 'view_range' must be two line numbers, "
-                    f"[first, last]; it has {len(view_range)}"
-                )
-            first, last = view_range
-            if first < 1 or (last != -1 and last < first):
-                raise ad.ArgumentError(
-                    f"{self.name}: argument 'view_range' {view_range} is not a range of "
-                    "lines: first is 1 or more, last is first or more, or -1 for the end"
-                )
+        check_command(self.name, command, args, self._resolve)
         return args
 
     # -- commands --------------------------------------------------------------------------

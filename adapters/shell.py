@@ -15,14 +15,14 @@ from addressable._urlcredentials import REDACTED, redact_urls
 from ._base import Adapter, schema
 from ._command import is_number, split_command, timeout_seconds
 from ._git import ENV_ALLOW
-from ._http import DEFAULT_MAX_BYTES, ResponseTooLarge
-from ._process import Ran, run
+from ._http import DEFAULT_MAX_BYTES
+from ._process import run
 from ._programs import RUNNERS as RUNNERS
 from ._programs import allowed_programs, cat_key, check_command, classify, command_forms, listed
+from ._shellrecord import SHOWN, ShellCall
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
-_SHOWN = 60  # characters of a refused program's name an error shows
 
 
 class Shell(Adapter):
@@ -174,6 +174,7 @@ class Shell(Adapter):
         ad.ids.canonical_args(args)  # ArgumentError before anything runs (git included)
         said = (pure, self.pure), (writes, self.writes)
         determinism, key = classify(self.cwd, command_forms(text, argv, shell), text, *said)
+        call = ShellCall(self.kit, self.name, args, determinism, key)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -185,93 +186,22 @@ class Shell(Adapter):
                 start_new_session=True,
             )
         except OSError as exc:
-            outcome = ad.Outcome.NOT_APPLIED if determinism is ad.Determinism.SIDE_EFFECT else None
-            self._failed(args, exc, determinism, key, outcome)
+            call.failed(exc, ad.Outcome.NOT_APPLIED if call.writes else None)
             raise ad.ArgumentError(
-                f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {exc.strerror or exc}"
+                f"{self.name}: cannot start {argv[0][:SHOWN]!r}: {exc.strerror or exc}"
             ) from exc
         try:
             ran = run(proc, limit, self.max_bytes)
         except BaseException as exc:  # interrupted (Ctrl-C, a cancelled task): it was stopped
-            if determinism is ad.Determinism.SIDE_EFFECT:  # a write may have begun: never lost
-                self._failed(args, exc, determinism, key, ad.Outcome.UNKNOWN)
+            if call.writes:  # a write may have begun: never lost
+                call.failed(exc, ad.Outcome.UNKNOWN)
             raise
         if ran.over:
-            return self._record_over(args, argv[0], ran, determinism, key)
-        timed_out = ran.timed_out
-        read_ok = ran.code == 0 and not timed_out and determinism is not ad.Determinism.SIDE_EFFECT
+            return call.over(ran, argv[0], self.max_bytes)
+        read_ok = ran.code == 0 and not ran.timed_out and not call.writes
         if key is None and read_ok and (cat := cat_key(self.cwd, text, ran.out)) is not None:
-            determinism, key = ad.Determinism.DETERMINISTIC, cat
-        # Output that quotes a URL with its credentials (git's and curl's errors do) is
-        # kept redacted too.
-        payload = redact_urls(_render(ran.out, ran.err, ran.code, timed_out, limit))
-        meta: dict[str, Any] = {ad.Report.EXIT_CODE: ran.code, "timed_out": timed_out}
-        outcome = None
-        if determinism is ad.Determinism.SIDE_EFFECT:
-            # Exit 0 is done; a failure or a timeout may have done part of it: unknown.
-            done = ran.code == 0 and not timed_out
-            outcome = ad.Outcome.COMPLETED if done else ad.Outcome.UNKNOWN
-        status = ad.Status.ERROR if timed_out else ad.Status.OK
-        error = f"timed out after {limit:g} s" if timed_out else None
-        return self.kit.record(
-            self.name,
-            args,
-            payload.encode(),
-            determinism=determinism,
-            key=key,
-            status=status,
-            error=error,
-            outcome=outcome,
-            meta=meta,
-        )
-
-    def _failed(
-        self,
-        args: dict[str, Any],
-        exc: BaseException,
-        determinism: ad.Determinism,
-        key: str | None,
-        outcome: ad.Outcome | None,
-    ) -> None:
-        """Record a call that did not run to its end, as `exc` says."""
-        self.kit.record_failure(
-            self.name, args, exc, determinism=determinism, key=key, outcome=outcome
-        )
-
-    def _record_over(
-        self,
-        args: dict[str, Any],
-        program: str,
-        ran: Ran,
-        determinism: ad.Determinism,
-        key: str | None,
-    ) -> ad.Result:
-        """Record a run stopped for output over `max_bytes`, whose output is not kept.
-        A Claim is a failure, raised as `ResponseTooLarge` (as Fetch's); a write has
-        run, stopped part way: its Action is returned, with its outcome unknown."""
-        exc = ResponseTooLarge(
-            f"{self.name}: the output of {program[:_SHOWN]!r} is over the limit of "
-            f"{self.max_bytes:,} bytes, so it was stopped; raise max_bytes on the Shell "
-            "adapter to take it"
-        )
-        if determinism is not ad.Determinism.SIDE_EFFECT:
-            self._failed(args, exc, determinism, key, None)
-            raise exc
-        meta = {
-            ad.Report.EXIT_CODE: ran.code,
-            "timed_out": ran.timed_out,
-            "output_over": self.max_bytes,
-        }
-        return self.kit.record(
-            self.name,
-            args,
-            f"[{exc}]".encode(),
-            determinism=determinism,
-            status=ad.Status.ERROR,
-            error=str(exc),
-            outcome=ad.Outcome.UNKNOWN,
-            meta=meta,
-        )
+            call = ShellCall(self.kit, self.name, args, ad.Determinism.DETERMINISTIC, cat)
+        return call.ended(ran, limit)
 
     def handle(self, arguments: dict[str, Any]) -> str:
         # A model may ask to wait less than the adapter's own limit, never longer: a
@@ -299,15 +229,3 @@ class Shell(Adapter):
                 " which is not kept: it cannot be run again"
             )
         return self(command, pure=True, shell=bool(record.args.get("shell")))
-
-
-def _render(out: bytes, err: bytes, code: int, timed_out: bool, limit: float) -> str:
-    text = out.decode("utf-8", errors="replace")
-    if err:
-        text += ("" if not text or text.endswith("\n") else "\n") + "[stderr]\n"
-        text += err.decode("utf-8", errors="replace")
-    if text and not text.endswith("\n"):
-        text += "\n"
-    if timed_out:
-        return text + f"[timed out after {limit:g} s; the output above is what came before]"
-    return text + f"[exit {code}]"

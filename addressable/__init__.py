@@ -35,12 +35,11 @@ from ._messages import (
     MalformedMessages,
     ToolCall,
     ToolResult,
-    message_text,
-    message_tokens,
     set_result_text,
 )
 from ._messages import Shape as MessageShape
 from ._messages import parse as parse_messages
+from ._messagetokens import message_text, message_tokens
 from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
 from ._modeltools import ModelTool, definition
 from ._payload import payload_text

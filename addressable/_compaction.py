@@ -44,7 +44,8 @@ from ._compactwhen import CachePrices, checked_prices, estimated, pays
 from ._conversation import nested_too_deep
 from ._errors import ArgumentError
 from ._evictplan import Candidate, evictable, least_needed_first
-from ._messages import Shape, message_tokens, parse, set_result_text
+from ._messages import Shape, parse, set_result_text
+from ._messagetokens import message_tokens
 from ._models import Determinism, member
 from ._sdkviews import Source, restore, views
 from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer, check_summarizer

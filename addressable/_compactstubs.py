@@ -17,7 +17,8 @@ from ._compactkit import Toolkit
 from ._errors import AddressableError, IntegrityError, NotFound, StoreError
 from ._evict import make_stub
 from ._evictplan import Candidate
-from ._messages import Conversation, content_tokens, said
+from ._messages import Conversation, said
+from ._messagetokens import content_tokens
 from ._models import Claim, Reference
 from ._stubs import parse_stub, short_id
 from ._summarize import Summarizer

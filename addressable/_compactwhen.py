@@ -31,7 +31,8 @@ from typing import Any, Literal
 
 from ._errors import ArgumentError
 from ._evictplan import agent_turns, kept_whole, small
-from ._messages import MESSAGE_OVERHEAD, Conversation, ToolResult, message_tokens, parse
+from ._messages import Conversation, ToolResult, parse
+from ._messagetokens import MESSAGE_OVERHEAD, message_tokens
 from ._sdkviews import views
 from ._summarize import DEFAULT_BUDGET, MIN_BUDGET, stub_budget
 from ._tokens import Tokenizer, count_tokens, using_tokenizer

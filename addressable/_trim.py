@@ -22,7 +22,7 @@ from typing import Any
 
 from ._blocks import TEXT_TYPES
 from ._conversation import Conversation
-from ._messages import message_tokens
+from ._messagetokens import message_tokens
 
 CUT = "[…]"
 EARLY_SHARE = 0.2  # of the goal: what cutting before the cache break must free

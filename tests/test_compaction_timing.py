@@ -11,7 +11,7 @@ import addressable as ad
 from addressable._bench._sessions import Session
 from addressable._bench._simulate import simulate
 from addressable._compactwhen import result_tokens
-from addressable._messages import IMAGE_TOKENS
+from addressable._messagetokens import IMAGE_TOKENS
 
 PAGE = "\n".join(f"section {n}: the page says something about item {n}" for n in range(150))
 

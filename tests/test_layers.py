@@ -81,6 +81,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "addressable._conversation",
         "addressable._shapes",
         "addressable._sdkviews",
+        "addressable._messagetokens",
         "addressable._messages",
         "addressable._compactkit",
         "addressable._evictplan",

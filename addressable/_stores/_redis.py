@@ -9,14 +9,13 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, cast
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._errors import MissingDependency, StoreError
 from ._backend import translated
 from ._index import INDEXES, Entry, Row
 from ._kv import KeyValueStore
 from ._redis_scripts import APPEND, DELETE_HOLDING, INDEX, PUT_PAIR, RELEASE, RENEW
-from ._redis_url import check_database, check_parameters, scrubbed
+from ._redis_url import read_url, scrubbed
 
 # gc's lock lives this long unless its holder renews it, which a live holder does every
 # fifth of it: a gc that dies holding the lock blocks writers for at most this long.
@@ -33,30 +32,9 @@ class _RedisBackend:
             import redis
         except ImportError:
             raise MissingDependency("the Redis store", "redis", "redis") from None
-        parts = urlsplit(url)
-        written = url.partition("://")[2]
-        if "@" in written and "@" not in parts.netloc:  # a password that holds / ? or #
-            host = written.rpartition("@")[2].partition("?")[0].partition("#")[0]
-            raise StoreError(
-                f"redis store URL {parts.scheme}://***@{host}: a '/', '?' or '#' in its "
-                "password must be percent-encoded (%2F, %3F, %23)"
-            )
-        query = dict(parse_qsl(parts.query))
-        namespace = query.pop("namespace", "addressable")
-        server_url = urlunsplit(parts._replace(query=urlencode(query)))
-        # The location is shown and logged: never with the password in it.
-        netloc = parts.netloc.rpartition("@")[2]
-        shown = {"namespace": namespace} if namespace != "addressable" else {}
-        self.location = urlunsplit(parts._replace(netloc=netloc, query=urlencode(shown)))
-        try:
-            parts.port  # noqa: B018 - read for its check: a number from 0 to 65535
-        except ValueError:
-            raise StoreError(
-                f"redis store URL {self.location}: the port is not a number from 0 to 65535"
-            ) from None
-        check_database(parts.path, self.location)
-        check_parameters(parts.scheme.lower(), parts.query, self.location)
-        secrets = [parts.password or "", query.get("password", ""), query.get("ssl_password", "")]
+        where = read_url(url)
+        server_url, namespace, secrets = where.server_url, where.namespace, where.secrets
+        self.location = where.location
         self.failures: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         try:
             self._client = redis.Redis.from_url(server_url)

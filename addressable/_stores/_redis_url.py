@@ -1,12 +1,13 @@
-"""What a Redis store URL may say, checked before redis-py reads it: the query
-parameters the store takes, a database by its number, and redis-py's own errors about
-the URL with its passwords written ***."""
+"""A Redis store URL read and checked before redis-py reads it: the query parameters
+the store takes, a database by its number, the namespace, the location shown without
+its password, and redis-py's own errors about the URL with its passwords written ***."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from urllib.parse import parse_qsl, unquote
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from .._errors import StoreError
 
@@ -86,3 +87,47 @@ def scrubbed(text: str, secrets: Sequence[str]) -> str:
             if form:
                 text = text.replace(form, "***")
     return text
+
+
+@dataclass(frozen=True)
+class RedisURL:
+    """A store URL read: what redis-py connects to, the namespace of the store's keys,
+    the location shown and logged (never with a password), and the secrets it holds,
+    which no message may show."""
+
+    server_url: str
+    namespace: str
+    location: str
+    secrets: tuple[str, ...]
+
+
+def read_url(url: str) -> RedisURL:
+    """`url` read and checked: a `StoreError` naming what does not fit (a password
+    whose '/', '?' or '#' is not percent-encoded, a port, a database, a parameter)."""
+    parts = urlsplit(url)
+    written = url.partition("://")[2]
+    if "@" in written and "@" not in parts.netloc:  # a password that holds / ? or #
+        host = written.rpartition("@")[2].partition("?")[0].partition("#")[0]
+        raise StoreError(
+            f"redis store URL {parts.scheme}://***@{host}: a '/', '?' or '#' in its "
+            "password must be percent-encoded (%2F, %3F, %23)"
+        )
+    query = dict(parse_qsl(parts.query))
+    namespace = query.pop("namespace", "addressable")
+    shown = {"namespace": namespace} if namespace != "addressable" else {}
+    netloc = parts.netloc.rpartition("@")[2]
+    location = urlunsplit(parts._replace(netloc=netloc, query=urlencode(shown)))
+    try:
+        parts.port  # noqa: B018 - read for its check: a number from 0 to 65535
+    except ValueError:
+        raise StoreError(
+            f"redis store URL {location}: the port is not a number from 0 to 65535"
+        ) from None
+    check_database(parts.path, location)
+    check_parameters(parts.scheme.lower(), parts.query, location)
+    return RedisURL(
+        server_url=urlunsplit(parts._replace(query=urlencode(query))),
+        namespace=namespace,
+        location=location,
+        secrets=(parts.password or "", query.get("password", ""), query.get("ssl_password", "")),
+    )

@@ -42,7 +42,6 @@ from rich.console import Console
 from rich.table import Table
 
 import addressable as ad
-from addressable._stores._disk import _SETTINGS
 
 SIZES = {"1 KB": 1 << 10, "10 KB": 10 << 10, "100 KB": 100 << 10, "1 MB": 1 << 20}
 CALLS = {1 << 10: 2000, 10 << 10: 2000, 100 << 10: 400, 1 << 20: 80}
@@ -55,7 +54,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def measure(size: int, calls: int, workdir: Path) -> dict[str, Any]:
     raw = diskcache.Cache(str(workdir / f"floor-{size}"))
-    tuned = diskcache.Cache(str(workdir / f"tuned-{size}"), **_SETTINGS)
+    tuned = diskcache.Cache(str(workdir / f"tuned-{size}"), **ad.DiskStore.DISKCACHE_SETTINGS)
     store = ad.DiskStore(workdir / f"store-{size}")
     kit = ad.Toolkit(store, session="bench")
     payloads: list[bytes] = []

@@ -49,6 +49,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +58,13 @@ from rich.console import Console
 from rich.table import Table
 
 import addressable as ad
-from addressable._cli import main as cli
 from addressable.adapters import Search
 from addressable.adapters.search import HIT_TOOL, Hit
 from addressable.ids import action_id_of, canonical_args, content_hash, result_id
 
+# The `addressable` command as installed (its console script), run in this process.
+(_COMMAND,) = entry_points(group="console_scripts", name="addressable")
+cli: Callable[[list[str]], int] = _COMMAND.load()
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 5_000)
 SESSION = 100  # records in a session of the filler

@@ -11,8 +11,8 @@ works from a plain install; the latest outputs are kept beside this script.
 from __future__ import annotations
 
 import sys
-
-from addressable._cli import main
+from importlib.metadata import entry_points
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", *sys.argv[1:]]))
+    (command,) = entry_points(group="console_scripts", name="addressable")  # as installed
+    sys.exit(command.load()(["bench", *sys.argv[1:]]))

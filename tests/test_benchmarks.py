@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -45,3 +46,30 @@ def test_compaction_speed_benchmark_writes_its_figures(tmp_path: Path) -> None:
         assert r["seconds_per_mb"] == pytest.approx(r["seconds"] / (r["bytes"] / 1e6), rel=0.01)
         assert f"{r['kind']} x{r['scale']}" in proc.stdout
     assert [r["ratio"] for r in figures["results"] if r["scale"] == 1] == [1.0, 1.0, 1.0]
+
+
+def _private_imports(source: str) -> list[str]:
+    """The modules of addressable an import names by a private part (`addressable._x`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        found += [
+            n
+            for n in names
+            if n.split(".")[0] == "addressable" and any(p.startswith("_") for p in n.split("."))
+        ]
+    return found
+
+
+def test_the_benchmarks_use_the_public_api() -> None:
+    private = {
+        path.name: names
+        for path in sorted(BENCHMARKS.glob("*.py"))
+        if (names := _private_imports(path.read_text(encoding="utf-8")))
+    }
+    assert private == {}
+    assert _private_imports("from addressable._stores._disk import _SETTINGS") != []

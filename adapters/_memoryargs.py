@@ -9,7 +9,7 @@ from typing import Any
 import addressable as ad
 
 from ._base import schema
-from ._rootfs import MAX_DEPTH
+from ._rootfs import MAX_DEPTH, check_size
 
 NEEDS = {  # the arguments each command cannot do without (the others have defaults)
     "view": (),
@@ -20,6 +20,7 @@ NEEDS = {  # the arguments each command cannot do without (the others have defau
     "rename": ("old_path", "new_path"),
 }
 _PATHS = ("path", "old_path", "new_path")
+_TEXTS = ("file_text", "new_str", "insert_text")  # arguments written into a file
 _ON_THE_NAME = ("delete", "rename")  # commands that act on a symlink named, not its target
 
 MEMORY_SCHEMA = schema(
@@ -46,9 +47,12 @@ MEMORY_SCHEMA = schema(
 Resolve = Callable[[str, str, bool], tuple[str, str]]
 
 
-def check_command(tool: str, command: str, args: dict[str, Any], resolve: Resolve) -> None:
+def check_command(
+    tool: str, command: str, args: dict[str, Any], resolve: Resolve, max_bytes: int
+) -> None:
     """Refuse, with `ArgumentError` naming the argument (or `ScopeError` for a path
-    outside the root, as `resolve` raises it), what `command` cannot run with: a missing
+    outside the root, as `resolve` raises it, or a text over `max_bytes`, which would
+    make a file the tool cannot read), what `command` cannot run with: a missing
     argument, a path too deep to create, a `view_range` that is no range of lines."""
     for needed in NEEDS[command]:
         if needed not in args:
@@ -63,6 +67,10 @@ def check_command(tool: str, command: str, args: dict[str, Any], resolve: Resolv
                 raise ad.ArgumentError(
                     f"{tool}: argument 'path' is more than {MAX_DEPTH} names deep"
                 )
+    for name in _TEXTS:  # as large as the file it goes into: refused before it is recorded
+        if isinstance(args.get(name), str):
+            size = len(args[name].encode("utf-8", "surrogatepass"))
+            check_size(tool, f"argument {name!r} is", size, max_bytes)
     view_range = args.get("view_range")
     if view_range:
         if len(view_range) != 2:

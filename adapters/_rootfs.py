@@ -296,6 +296,16 @@ def write_atomically(name: str, data: bytes, folder: int | None = None, mode: in
         raise
 
 
+def check_size(tool: str, what: str, size: int, max_bytes: int) -> None:
+    """Refuse with `ScopeError`, before anything is written, content over `max_bytes`:
+    the adapter would refuse to read back what it wrote. `what` names it with its verb
+    ("argument 'content' is", "/memories/a.md would be")."""
+    if size > max_bytes:
+        raise ad.ScopeError(
+            f"{tool}: {what} {size:,} bytes, over the limit of {max_bytes:,}: nothing was written"
+        )
+
+
 def check_path(path: object, argument: str, tool: str, printable: bool = False) -> None:
     """Refuse, with `ArgumentError` naming `argument`, a path no file can have: not a
     string, one holding a NUL, one that is not UTF-8 text, or one too long; with

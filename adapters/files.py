@@ -16,6 +16,7 @@ from ._rootfs import (
     BadPath,
     Root,
     check_path,
+    check_size,
     name_path,
     path_problem,
     resolved,
@@ -31,7 +32,8 @@ class Files(Adapter):
     files are read (a folder, FIFO, socket or device is refused without opening it for
     long). A write is an Action, written atomically (so it either happened or did not),
     whose record also names the artifact: the path and the revision written; a new file
-    is made 0600 (less the umask), a file rewritten keeps its permissions. Each path
+    is made 0600 (less the umask), a file rewritten keeps its permissions. A file over
+    `max_bytes` (10 MB) is neither read nor written (`ScopeError`). Each path
     is opened a name at a time from the root without following symlinks, so a symlink
     swapped in after the check cannot lead out of the root.
     """
@@ -132,6 +134,7 @@ class Files(Adapter):
                 f"{self.name}: argument 'content' must be str or bytes, "
                 f"not {type(content).__name__}"
             )
+        check_size(self.name, "argument 'content' is", len(data), self.max_bytes)
         rev = "#" + ad.ids.content_hash(data)[:16]
         args = {"command": "write", "path": relative, "content_hash": rev[1:]}
         if not self.writable:

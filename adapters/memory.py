@@ -17,7 +17,8 @@ rename: a file rewritten keeps its permissions, a new one is made 0666 less the 
 A rename into the folder it moves is refused, and so is a path that would be more than
 `MAX_DEPTH` (64) names deep. A file over `max_bytes` (10 MB) is not read: viewing or
 editing it raises `ScopeError`, and a folder's revision stands for it by its size and
-time of change. `delete` and `rename` act on the name given: a symlink is removed or
+time of change. Nor is one written: a text argument that large is refused before it is
+recorded, and an edit that would grow a file past it is not applied. `delete` and `rename` act on the name given: a symlink is removed or
 moved, not what it names. Each path is opened a name at a time from the root without
 following symlinks, so a symlink swapped in after the check cannot lead a command out of
 the root.
@@ -40,6 +41,7 @@ from ._rootfs import (
     DEFAULT_MAX_BYTES,
     Root,
     check_path,
+    check_size,
     name_path,
     path_problem,
     resolved,
@@ -131,7 +133,7 @@ class Memory(Adapter):
         """The arguments given (nulls left out), refused with `ArgumentError` naming the
         argument, or `ScopeError` for a path outside the root, before anything runs."""
         args = self.checked(arguments)  # the schema's types, for direct calls too
-        check_command(self.name, command, args, self._resolve)
+        check_command(self.name, command, args, self._resolve, self.max_bytes)
         return args
 
     # -- commands --------------------------------------------------------------------------
@@ -266,6 +268,7 @@ class Memory(Adapter):
     def _write(self, relative: str, shown: str, text: str) -> dict[str, str]:
         """Write the file `relative` through a temporary file and a rename; its artifact."""
         data = text.encode("utf-8")
+        check_size(self.name, f"{shown} would be", len(data), self.max_bytes)
         self._fs.write(relative, data, 0o666)  # as open() makes a file: less the umask
         return _artifact(shown, _rev(data))
 

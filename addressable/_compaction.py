@@ -58,7 +58,7 @@ class Evicted(BaseModel):
     """One result that became a stub."""
 
     index: int  # the message it is in
-    call_id: str
+    call_id: str  # as the list gives it (an id given to several calls names each)
     id: str  # the record the stub points to
     kind: Literal["reference", "claim"]
     tokens_before: int
@@ -297,7 +297,7 @@ def _evict(
         evicted.append(
             Evicted(
                 index=result.index,
-                call_id=result.call_id,
+                call_id=result.written_id or result.call_id,  # as the list gives it
                 id=record.id,
                 kind=item.kind,
                 tokens_before=count_tokens(result.text),

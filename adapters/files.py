@@ -80,17 +80,7 @@ class Files(Adapter):
         file) is not raised but returned as the failed read recorded, which differs
         from what was read before: a read that cannot be verified is a change."""
         full, relative = self._inside(path)
-        if (
-            path.rpartition("/")[2] in ("", ".")
-            and relative != "."
-            and full.exists()
-            and not full.is_dir()
-        ):
-            # "a.txt/" names a folder, and resolving would drop the slash: POSIX refuses
-            # it for a file, and so does this read.
-            refused = BadPath(f"{self.name}: cannot read {path!r}: it is a file, not a folder")
-            refused.errno = errno.ENOTDIR
-            raise refused
+        self._walks_as_posix(path, "read")
         args = {"command": "read", "path": relative}
         try:
             data = self._fs.read(relative, self.name, self.max_bytes)
@@ -134,11 +124,11 @@ class Files(Adapter):
                 f"{self.name}: argument 'content' must be str or bytes, "
                 f"not {type(content).__name__}"
             )
-        check_size(self.name, "argument 'content' is", len(data), self.max_bytes)
         rev = "#" + ad.ids.content_hash(data)[:16]
         args = {"command": "write", "path": relative, "content_hash": rev[1:]}
         if not self.writable:
             raise ad.ScopeError(f"this Files adapter is read-only: {relative} was not written")
+        self._walks_as_posix(path, "write")
         # The root, a folder, or a path that ends as a folder's does ("new/", "a/."):
         # nothing is written, not even a temporary file.
         if relative == "." or full.is_dir() or path.rpartition("/")[2] in ("", ".", ".."):
@@ -146,6 +136,7 @@ class Files(Adapter):
             raise ad.ArgumentError(
                 f"{self.name}: argument 'path' names a folder, not a file: {shown!r}"
             )
+        check_size(self.name, "argument 'content' is", len(data), self.max_bytes)
 
         def change() -> tuple[str, dict[str, Any]]:
             try:
@@ -169,6 +160,27 @@ class Files(Adapter):
         if command == "read":
             return self.read(arguments["path"]).text
         return f"error: unknown command {command!r}: use read or write"
+
+    def _walks_as_posix(self, path: str, doing: str) -> None:
+        """Refuse, with `BadPath` (errno ENOTDIR), a path that takes a file for a folder
+        on the way ("a.txt/", "a.txt/../b.txt"), as open() refuses it: resolving the path
+        drops the names that did. Nothing is recorded: the path resolved may be the
+        file's own, whose key a failure must not take. A path that keeps those names
+        ("a.txt/b") fails where the file is opened, and is recorded there."""
+        names = path.split("/")
+        if ".." not in names and names[-1] not in ("", "."):
+            return
+        try:
+            os.stat(os.path.join(self.root, path))
+        except NotADirectoryError as exc:
+            named = os.path.join(self.root, path.rstrip("/").removesuffix("/.").rstrip("/"))
+            whole = named != os.path.join(self.root, path) and os.path.isfile(named)
+            why = "it is a file, not a folder" if whole else path_problem(exc)
+            refused = BadPath(f"{self.name}: cannot {doing} {path!r}: {why}")
+            refused.errno = errno.ENOTDIR
+            raise refused from None
+        except (OSError, ValueError):  # missing, a loop: judged where the file is opened
+            pass
 
     def _named(self, exc: BaseException, relative: str, doing: str) -> BaseException:
         """The error to raise for `exc`: `BadPath` for a path that names no file as

@@ -53,20 +53,40 @@ def test_a_read_of_a_path_that_names_no_file_is_an_error_of_the_tree(
     assert record.status is ad.Status.ERROR and str(root) not in (record.error or "")
 
 
-@pytest.mark.parametrize("path", ["a.txt/", "a.txt/.", "./a.txt//"])
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("a.txt/", "it is a file, not a folder"),
+        ("a.txt/.", "it is a file, not a folder"),
+        ("./a.txt//", "it is a file, not a folder"),
+        ("a.txt/../a.txt", "a name on the way to it is not a folder"),
+        ("a.txt/x/..", "a name on the way to it is not a folder"),
+    ],
+)
 def test_a_read_of_a_file_named_as_a_folder_is_refused_as_posix_does(
-    kit: ad.Toolkit, root: Path, path: str
+    kit: ad.Toolkit, root: Path, path: str, why: str
 ) -> None:
     files = Files(kit, root)
     with pytest.raises(adapters.BadPath) as refused:
         files.read(path)
-    assert str(refused.value) == f"files: cannot read {path!r}: it is a file, not a folder"
+    assert str(refused.value) == f"files: cannot read {path!r}: {why}"
     assert refused.value.errno == errno.ENOTDIR
     with pytest.raises(OSError):  # as open() does
         open(f"{root}/{path}").close()
     # nothing is recorded under the file's own key, which still reads
     assert list(kit.store.records()) == []
     assert files.read("a.txt").text == "a\n"
+
+
+def test_a_write_by_a_path_that_takes_a_file_for_a_folder_is_refused(
+    kit: ad.Toolkit, root: Path
+) -> None:
+    files = Files(kit, root, writable=True)
+    with pytest.raises(adapters.BadPath) as refused:
+        files.write("a.txt/../c.txt", "c")
+    assert refused.value.errno == errno.ENOTDIR
+    assert "a name on the way to it is not a folder" in str(refused.value)
+    assert not (root / "c.txt").exists() and list(kit.store.records()) == []
 
 
 def test_a_write_through_a_file_is_an_error_of_the_tree_and_not_applied(

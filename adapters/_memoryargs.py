@@ -4,6 +4,7 @@ command's arguments pass before anything runs or is recorded."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 import addressable as ad
@@ -20,7 +21,8 @@ NEEDS = {  # the arguments each command cannot do without (the others have defau
     "rename": ("old_path", "new_path"),
 }
 _PATHS = ("path", "old_path", "new_path")
-_TEXTS = ("file_text", "new_str", "insert_text")  # arguments written into a file
+# The argument of each command that is written into a file
+_TEXT = {"create": "file_text", "str_replace": "new_str", "insert": "insert_text"}
 _ON_THE_NAME = ("delete", "rename")  # commands that act on a symlink named, not its target
 
 MEMORY_SCHEMA = schema(
@@ -67,10 +69,10 @@ def check_command(
                 raise ad.ArgumentError(
                     f"{tool}: argument 'path' is more than {MAX_DEPTH} names deep"
                 )
-    for name in _TEXTS:  # as large as the file it goes into: refused before it is recorded
-        if isinstance(args.get(name), str):
-            size = len(args[name].encode("utf-8", "surrogatepass"))
-            check_size(tool, f"argument {name!r} is", size, max_bytes)
+    text = args.get(_TEXT.get(command, ""))
+    if isinstance(text, str):  # as large as the file it goes into: refused unrecorded
+        with suppress(UnicodeEncodeError):  # no text at all: refused as args are recorded
+            check_size(tool, f"argument {_TEXT[command]!r} is", len(text.encode()), max_bytes)
     view_range = args.get("view_range")
     if view_range:
         if len(view_range) != 2:

@@ -18,10 +18,10 @@ A rename into the folder it moves is refused, and so is a path that would be mor
 `MAX_DEPTH` (64) names deep. A file over `max_bytes` (10 MB) is not read: viewing or
 editing it raises `ScopeError`, and a folder's revision stands for it by its size and
 time of change. Nor is one written: a text argument that large is refused before it is
-recorded, and an edit that would grow a file past it is not applied. `delete` and `rename` act on the name given: a symlink is removed or
-moved, not what it names. Each path is opened a name at a time from the root without
-following symlinks, so a symlink swapped in after the check cannot lead a command out of
-the root.
+recorded, and an edit that would grow a file past it is not applied. `delete` and
+`rename` act on the name given: a symlink is removed or moved, not what it names. Each
+path is opened a name at a time from the root without following symlinks, so a symlink
+swapped in after the check cannot lead a command out of the root.
 """
 
 from __future__ import annotations

@@ -63,6 +63,20 @@ def test_memory_refuses_a_text_over_its_limit_before_recording_it(
     assert (root / "a.md").read_text() == "a\n" and not (root / "new.md").exists()
 
 
+def test_a_text_a_command_does_not_write_is_not_measured(disk_kit: ad.Toolkit, root: Path) -> None:
+    memory = Memory(disk_kit, root, max_bytes=LIMIT)
+    memory("create", path="/memories/a.md", file_text="a\n")
+    assert "a" in memory("view", path="/memories/a.md", file_text="x" * 500).text
+    with pytest.raises(ad.ArgumentError, match="lone surrogate"):  # not a size
+        memory("create", path="/memories/b.md", file_text="\ud800" * 500)
+
+
+def test_a_read_only_files_says_so_before_it_measures(disk_kit: ad.Toolkit, root: Path) -> None:
+    files = Files(disk_kit, root, max_bytes=LIMIT, writable=False)
+    with pytest.raises(ad.ScopeError, match="read-only"):
+        files.write("big.txt", "x" * (LIMIT + 1))
+
+
 def test_memory_refuses_an_edit_that_would_grow_a_file_past_its_limit(
     disk_kit: ad.Toolkit, root: Path
 ) -> None:

@@ -306,13 +306,16 @@ class Recorder:
         return record.tokens
 
 
+INGESTED_FROM = "tool_call_id"  # the meta key of a result ingested: the call it answered
+
+
 def ingested_options(
     call_id: str, text: str, is_error: bool, determinism: Determinism
 ) -> RecordOptions:
     """How a result found in a message list is recorded: keyed by its tool-call id; an
     error with its first line; a side effect with its outcome `unknown` (nobody said
     what it did)."""
-    options: RecordOptions = {"key": f"call:{call_id}", "meta": {"tool_call_id": call_id}}
+    options: RecordOptions = {"key": f"call:{call_id}", "meta": {INGESTED_FROM: call_id}}
     if is_error:
         options["status"] = Status.ERROR
         options["error"] = text.strip().splitlines()[0][:200] if text.strip() else "error"

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 from ._errors import ArgumentError
 from ._models import Record, Result
 from ._modeltools import REPLAY_TOOL, FunctionTool, ModelTool, definition, result_text
-from ._recorder import RECORDED, Recorder
+from ._recorder import INGESTED_FROM, RECORDED, Recorder
 from ._secrets import Secrets
 from ._unstorable import message
 from .ids import content_hash, quoted
@@ -216,7 +216,7 @@ class ToolRegistry:
     def render(self, result: Result) -> str:
         """The text the model is shown for a result: its tool's own rendering (a page's
         readable text, a search's hit list), else the payload as text."""
-        if "tool_call_id" in result.record.meta:  # ingested: shown exactly as it was
+        if INGESTED_FROM in result.record.meta:  # ingested: shown exactly as it was
             return result.text
         tool = self._model_tools.get(result.record.tool)
         render = getattr(tool, "render", None)

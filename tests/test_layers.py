@@ -332,7 +332,8 @@ def test_the_check_finds_an_upward_edge_and_a_cycle() -> None:
 
 
 def _meta_keys_written_out(tree: ast.AST) -> list[tuple[int, str]]:
-    """`….meta.get("key")` and `….meta["key"]`: a key of `Record.meta` named as a string."""
+    """A key of `Record.meta` named as a string: `….meta.get("key")` (or `pop`,
+    `setdefault`), `….meta["key"]`, `"key" in ….meta`."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         owner: ast.expr | None = None
@@ -342,10 +343,12 @@ def _meta_keys_written_out(tree: ast.AST) -> list[tuple[int, str]]:
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get"
+            and node.func.attr in ("get", "pop", "setdefault")
             and node.args
         ):
             owner, key = node.func.value, node.args[0]
+        elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn):
+            owner, key = node.comparators[0], node.left
         if (
             isinstance(owner, ast.Attribute)
             and owner.attr == "meta"
@@ -366,5 +369,6 @@ def test_below_the_adapters_meta_is_read_through_the_report_keys() -> None:
         for line, key in _meta_keys_written_out(ast.parse(path.read_text(encoding="utf-8")))
     ]
     assert not written, "\n".join(written)
-    seen = _meta_keys_written_out(ast.parse('record.meta.get("exit_code")\nr.meta["marker"]'))
-    assert seen == [(1, "exit_code"), (2, "marker")]
+    forms = 'a.meta.get("k1")\nb.meta["k2"]\n"k3" in c.meta\nd.meta.pop("k4")\n"k" in x'
+    seen = _meta_keys_written_out(ast.parse(forms))
+    assert seen == [(1, "k1"), (2, "k2"), (3, "k3"), (4, "k4")]

@@ -63,8 +63,10 @@ from addressable.adapters.search import HIT_TOOL, Hit
 from addressable.ids import action_id_of, canonical_args, content_hash, result_id
 
 # The `addressable` command as installed (its console script), run in this process.
-(_COMMAND,) = entry_points(group="console_scripts", name="addressable")
-cli: Callable[[list[str]], int] = _COMMAND.load()
+_INSTALLED = entry_points(group="console_scripts", name="addressable")
+if not _INSTALLED:
+    sys.exit("scale.py runs the addressable command: install the project first (pip install -e .)")
+cli: Callable[[list[str]], int] = next(iter(_INSTALLED)).load()
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 5_000)
 SESSION = 100  # records in a session of the filler

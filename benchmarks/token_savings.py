@@ -10,9 +10,9 @@ works from a plain install; the latest outputs are kept beside this script.
 
 from __future__ import annotations
 
+import runpy
 import sys
-from importlib.metadata import entry_points
 
 if __name__ == "__main__":
-    (command,) = entry_points(group="console_scripts", name="addressable")  # as installed
-    sys.exit(command.load()(["bench", *sys.argv[1:]]))
+    sys.argv[1:1] = ["bench"]
+    runpy.run_module("addressable", run_name="__main__", alter_sys=True)  # python -m addressable

@@ -20,6 +20,8 @@ from .._exitcodes import EXIT_OK
 from .._stores import DiskStore, Store
 from ._output import print_json, size_text, terminal, visible
 
+_CHUNK = 1 << 20  # bytes of a bundle from stdin copied at a time
+
 
 def run_gc(store: Store, args: argparse.Namespace, out: Console) -> int:
     """`gc`: remove old unpinned records, then the oldest past --max-bytes."""
@@ -123,10 +125,16 @@ def _refuse_inside(store: Store, output: Path, target: Path) -> None:
 def run_import(store: Store, args: argparse.Namespace, out: Console) -> int:
     """`import`: a bundle's records and payloads, from a file or stdin (-)."""
     if args.bundle == "-":
+        # Kept in a file a chunk at a time (the bundle is read twice: checked, then
+        # written), never whole in memory; its errors name it as given.
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "bundle.jsonl"
-            path.write_bytes(sys.stdin.buffer.read())
-            summary = import_bundle(store, path)
+            with path.open("wb") as kept:
+                shutil.copyfileobj(sys.stdin.buffer, kept, _CHUNK)
+            try:
+                summary = import_bundle(store, path)
+            except BundleError as exc:
+                raise BundleError(str(exc).replace(str(path), "<stdin>")) from exc.__cause__
     else:
         if not Path(args.bundle).is_file():
             raise BundleError(f"no bundle file at {args.bundle}")

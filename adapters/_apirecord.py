@@ -14,7 +14,7 @@ import addressable as ad
 from ._apirequest import FAILURES, ApiRequests, Call, Sent
 from ._apiscope import Action
 from ._http import ResponseTooLarge
-from ._urls import redact_url
+from ._urls import redact_url, rerun_url
 
 VERIFY_TOOL = "api_verify"
 # What a verification's read may fail with: its verdict is then unknown.
@@ -181,8 +181,20 @@ class ApiRecording(ApiRequests):
         action = self.kit.get(action_id)
         if action.tool != self.name or action.determinism is not ad.Determinism.SIDE_EFFECT:
             raise ad.ArgumentError(f"{action.id} is not a write of this adapter")
-        # The action's own URL was recorded from a call the adapter allowed.
-        return action, read or str(action.args["url"]), allowed if read else self.allow_secrets
+        if read is not None:
+            return action, read, allowed
+        # The action's own URL was recorded from a call the adapter allowed; one whose
+        # credential was not kept is not read with "[redacted]" in its place (a server
+        # that answers 404 to a wrong key would say the write was not applied).
+        try:
+            url = rerun_url(action)
+        except ad.NotReplayable:
+            raise ad.NotReplayable(
+                f"{self.name}: action {action.id} wrote to a URL whose credential was not "
+                "kept, so it cannot be read back from its record: give the URL to read "
+                "(url, or read= from code)"
+            ) from None
+        return action, url, self.allow_secrets
 
     def _verified(
         self, action: ad.Record, url: str, identity: str, seen: ad.Result | Exception

@@ -429,3 +429,29 @@ def test_redact_urls_finds_every_url_in_text_and_json() -> None:
         "Client error '404 Not Found' for url 'https://u:%5Bredacted%5D@h/x?page=2'"
     )
     assert redact_urls("no url here") == "no url here"
+
+
+def test_a_write_whose_url_credential_was_not_kept_is_not_verified_with_it_redacted(
+    kit: ad.Toolkit, server: LocalServer
+) -> None:
+    # A server that answers 404 to a wrong key (as GitHub does) would read "[redacted]"
+    # as a resource not there: the write would be judged not applied, inviting a retry.
+    def items(request: object) -> Reply:
+        keyed = "api_key=K-1" in server.requests[-1].path
+        return Reply(200 if keyed else 404, b'{"name": "a"}')
+
+    server.routes[("GET", "/items")] = items
+    server.routes[("POST", "/items")] = lambda r: Reply(500, b"{}")  # it may have applied
+    api = _api(kit, server)
+    url = server.url("/items?api_key=K-1")
+    wrote = kit.handle("api", {"method": "POST", "url": url, "identity": "ops", "body": {}})
+    action_id = wrote.split()[1].rstrip(":")
+    sent = len(server.requests)
+    told = kit.handle("api", {"method": "VERIFY", "action_id": action_id, "identity": "ops"})
+    assert told.startswith("error: NotReplayable: api: action ") and "give the URL to read" in told
+    assert len(server.requests) == sent and kit.outcome(action_id) is not ad.Outcome.NOT_APPLIED
+    with pytest.raises(ad.NotReplayable, match="credential was not kept"):
+        api.verify(action_id, identity="ops")
+    # given the URL to read, it reads it
+    api.verify(action_id, identity="ops", read=url)
+    assert kit.outcome(action_id) is ad.Outcome.COMPLETED

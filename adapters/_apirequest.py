@@ -16,7 +16,7 @@ from ._base import Adapter, Identity
 from ._clients import HTTP_ERRORS, Clients
 from ._decode import BadAnswer
 from ._http import Exchange, staying_in
-from ._urls import check_wire, has_userinfo, normalize_url, origin, redact_url, shown_url
+from ._urls import has_userinfo, normalize_url, origin, redact_url, shown_url, wire_of
 
 # What a call may fail with: the transport's failures, the deadline, an answer that
 # cannot be read as sent.
@@ -158,9 +158,7 @@ class ApiRequests(Adapter):
     def _wire(self, url: str) -> str:
         """The URL sent: `url` with its secret references resolved, pointing where it
         does."""
-        wire = self.kit.secrets.resolve_all(url)
-        check_wire(url, wire)
-        return wire
+        return wire_of(url, self.kit.secrets)
 
     def _credentials(self, identity: str) -> dict[str, str]:
         return self.identities[identity].resolved_headers(self.kit.secrets)

@@ -4,12 +4,14 @@ written in them redacted wherever they are kept."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
 import addressable as ad
+from addressable._secrets import references
 
 # The rules for credentials written in a URL are the core's (the state document uses
 # them too); the adapters take them from here.
@@ -77,6 +79,21 @@ def check_url(url: object) -> str:
     if problem is not None:
         raise ad.ArgumentError(f"{shown_url(url)} is not a URL that can be fetched: {problem}")
     return origin(url)
+
+
+def wire_of(url: str, secrets: ad.Secrets) -> str:
+    """The URL sent: `url` with its secret references resolved (see `check_wire`). A
+    reference in its userinfo is sent as a Basic Authorization header, whose base64 form
+    is then masked as the secret is, wherever a server echoes it back."""
+    wire = secrets.resolve_all(url)
+    check_wire(url, wire)
+    written = urlsplit(url).netloc.rpartition("@")[0]
+    refs = references(written)
+    if refs and wire != url:
+        sent = urlsplit(wire)
+        pair = f"{unquote(sent.username or '')}:{unquote(sent.password or '')}"
+        secrets.remember(refs[0], base64.b64encode(pair.encode("utf-8")).decode("ascii"))
+    return wire
 
 
 def check_wire(url: str, wire: str) -> None:

@@ -22,7 +22,7 @@ from ._http import (
     check_deadline,
     staying_in,
 )
-from ._urls import check_url, check_wire, checked_origins, redact_url, rerun_url
+from ._urls import check_url, checked_origins, redact_url, rerun_url, wire_of
 
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
 DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
@@ -202,8 +202,7 @@ class Fetch(FetchRecording):
             )
         self.kit.secrets.check_allowed(url, allowed, "the URL")
         credentials = self._credentials(identity, where)
-        wire = self.kit.secrets.resolve_all(url)
-        check_wire(url, wire)
+        wire = wire_of(url, self.kit.secrets)
         url = redact_url(url)  # what is kept: no credential written in the URL
         exchange = Exchange(
             self.kit.secrets,

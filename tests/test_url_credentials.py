@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import json
 from collections.abc import Callable
 from urllib.parse import quote
@@ -455,3 +456,26 @@ def test_a_write_whose_url_credential_was_not_kept_is_not_verified_with_it_redac
     # given the URL to read, it reads it
     api.verify(action_id, identity="ops", read=url)
     assert kit.outcome(action_id) is ad.Outcome.COMPLETED
+
+
+@pytest.mark.parametrize("userinfo", ["bot:secret:env:TOK", "secret:env:TOK"])
+def test_a_secret_in_a_urls_userinfo_is_masked_in_the_header_it_becomes(
+    kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str], userinfo: str
+) -> None:
+    # httpx sends a URL's user and password as a Basic Authorization header: a server
+    # that echoes the request's headers (a debug page) echoes the secret in base64.
+    value = secret_env("TOK")
+    server.routes[("GET", "/headers")] = lambda r: Reply(
+        200, json.dumps(server.requests[-1].headers).encode(), {"Content-Type": "application/json"}
+    )
+    fetch = Fetch(kit, timeout=5, allow_secrets=["TOK"])
+    got = fetch(f"http://{userinfo}@127.0.0.1:{server.port}/headers")
+    user = "bot" if userinfo.startswith("bot:") else value
+    password = value if userinfo.startswith("bot:") else ""
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    assert server.requests[-1].headers.get("Authorization") == f"Basic {token}"  # it was sent
+    bundle = io.BytesIO()
+    ad.export_bundle(kit.store, bundle)
+    for kept in (got.payload.decode(), _stored(kit), bundle.getvalue().decode()):
+        assert token not in kept and value not in kept
+    assert "Basic [secret:env:TOK]" in got.payload.decode()

@@ -55,6 +55,7 @@ HTTP_ERRORS = _errors("HTTPError")  # every failure of a call, in either stack
 TIMEOUTS = _errors("TimeoutException")
 NOT_CONNECTED = _errors("ConnectError", "ConnectTimeout", "PoolTimeout")
 INVALID_URL = _errors("InvalidURL")  # not an HTTPError: a redirect's Location may raise it
+PROTOCOL_ERRORS = _errors("RemoteProtocolError")
 
 
 class _Builds(Protocol):

@@ -43,7 +43,7 @@ import httpx
 
 import addressable as ad
 
-from ._clients import INVALID_URL, NOT_CONNECTED, TIMEOUTS, AsyncClient, SyncClient
+from ._clients import INVALID_URL, NOT_CONNECTED, PROTOCOL_ERRORS, TIMEOUTS, AsyncClient, SyncClient
 from ._decode import ACCEPTED, STEP, BadAnswer, Inflate, layers, through
 from ._transport import CALL_END
 from ._urls import origin, shown_url, url_problem
@@ -51,6 +51,7 @@ from ._urls import origin, shown_url, url_problem
 # What the client raises for a Location it cannot make a URL of (UnicodeError: a host
 # IDNA cannot read, `xn--`); neither is an HTTPError.
 _BAD_LOCATION: tuple[type[Exception], ...] = (*INVALID_URL, UnicodeError)
+_NOT_A_LOCATION = "Invalid URL in location header"  # httpx's words for its own check
 DEFAULT_DEADLINE = 60.0  # seconds for a whole call, redirects and body included
 _EARLY = 0.05  # seconds: a timeout this close to the deadline is the deadline's
 _COOKIE = "cookie"
@@ -180,11 +181,14 @@ class Exchange:
     @contextmanager
     def _location_read(self) -> Iterator[None]:
         """A redirect whose Location the client cannot make a URL of (it raises
-        `InvalidURL` while it answers: every URL it is given was checked before) is a
-        `BadAnswer`, as a Location refused by `url_problem` is."""
+        `InvalidURL` while it answers: every URL it is given was checked before; or its
+        own protocol error, "Invalid URL in location header") is a `BadAnswer`, as a
+        Location refused by `url_problem` is."""
         try:
             yield
-        except _BAD_LOCATION:
+        except (*_BAD_LOCATION, *PROTOCOL_ERRORS) as exc:
+            if isinstance(exc, PROTOCOL_ERRORS) and not str(exc).startswith(_NOT_A_LOCATION):
+                raise
             raise BadAnswer(
                 f"{self.what}: the server redirected to a Location that is not a URL "
                 "that can be fetched"

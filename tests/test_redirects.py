@@ -223,11 +223,16 @@ def test_a_redirect_to_a_host_no_lookup_takes_is_a_recorded_error(
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
-@pytest.mark.parametrize("location", ["http:\\\\127.0.0.1:1/x", "http://xn--/", "http://xn--zz-/"])
+@pytest.mark.parametrize(
+    "location",
+    ["http:\\\\127.0.0.1:1/x", "http://xn--/", "http://xn--zz-/", "http://[::1", "http://h:1:2/"],
+)
 def test_a_location_httpx_cannot_make_a_url_of_is_a_recorded_bad_answer(
     kit: ad.Toolkit, server: LocalServer, asynchronous: bool, location: str
 ) -> None:
-    # httpx raises InvalidURL, or IDNA's UnicodeError (no HTTPError), while it answers.
+    # httpx raises InvalidURL, or IDNA's UnicodeError (no HTTPError), while it answers;
+    # or, for a Location it reads itself, its RemoteProtocolError ("Invalid URL in
+    # location header").
     server.routes[("GET", "/r")] = lambda r: Reply(302, b"", {"Location": location})
     fetch = Fetch(kit, timeout=5)
     with pytest.raises(BadAnswer, match="redirected to a Location"):

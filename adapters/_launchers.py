@@ -111,7 +111,8 @@ _SPLIT = Spec({"--filter": "line"}, frozenset({"-a", "-b", "-C", "-l", "-n", "-t
 _RUNNING_SETTINGS = frozenset(
     {
         "proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand",
-        "pkcs11provider", "securitykeyprovider", "include", "match", "host",
+        "pkcs11provider", "smartcarddevice", "securitykeyprovider", "include", "match",
+        "host", "xauthlocation",
     }
 )  # fmt: skip
 
@@ -292,6 +293,9 @@ def _option(word: str, spec: Spec) -> tuple[str, How | None, str | None] | None:
     return None
 
 
+_PLACEHOLDER = re.compile(r"\{(?:|/|//|\.|/\.)\}")  # find's {}; fd's {}, {/}, {//}, {.}, {/.}
+
+
 def _command(
     tool: str, program: str, option: str, args: Sequence[str], start: int, plus: bool, check: Check
 ) -> int:
@@ -311,6 +315,15 @@ def _command(
             end = j
             break
     words = args[start:end]
+    # find and fd put the path they found where a placeholder is, within a word too: as
+    # the program, or spliced into an option (`--to-command{}` of a path "=cmd"), it
+    # makes a word no check here has read.
+    for n, word in enumerate(words):
+        if _PLACEHOLDER.search(word) and (n == 0 or word.startswith("-")):
+            what = "the program" if n == 0 else f"in the option {word!r}"
+            raise ad.ScopeError(
+                f"{tool}: {program} {option}: the path found cannot be {what}; nothing was run"
+            )
     if words and (words[0].startswith("-") or words[0] in _NOT_A_PROGRAM):
         raise ad.ScopeError(
             f"{tool}: {program} {option} is followed by {words[0]!r}, not a program; "
@@ -354,9 +367,17 @@ def _launch(tool: str, program: str, option: str, how: How, value: str, check: C
     if how == "refused":
         refuse(tool, program, option)
     if how == "setting":
-        # ssh drops quotes and reads `=` or spaces around a name: none is taken here.
-        if any(c in value for c in "\"'\\") or value[:1] in ("=", " ", "\t"):
-            refuse(tool, program, f"{option} with quotes or a leading separator")
+        # ssh drops quotes and reads `=` or any white space around a name (a newline
+        # too): none is taken here, nor a control character anywhere in it.
+        if (
+            any(c in value for c in "\"'\\")
+            or value[:1] == "="
+            or value[:1].isspace()
+            or any(c < " " or c == "\x7f" for c in value)
+        ):
+            refuse(
+                tool, program, f"{option} with quotes, a leading separator or a control character"
+            )
         parts = re.split(r"[\s=]+", value, maxsplit=1)
         name, rest = parts[0].lower(), parts[1] if len(parts) > 1 else ""
         if name in _RUNNING_SETTINGS:

@@ -94,6 +94,17 @@ ESCAPES = [
     # `-fprintf` takes two values for find alone: to tar and git it is -f with "printf".
     pytest.param("tar -fprintf -I 'touch pwned' notes.txt", id="tar -fprintf -I"),
     pytest.param("git grep -fprintf -O'touch pwned' one", id="git grep -fprintf -O"),
+    # find puts the path it found where {} is within a word: a starting point named
+    # "=touch pwned" spliced into an option its program refuses as written.
+    pytest.param(
+        "find '=touch pwned' -exec tar -xf a.tar --to-command{} ;", id="find {} in an option"
+    ),
+    pytest.param(
+        "find '=touch pwned' -exec git grep --no-index --open-files-in-pager{} x ;",
+        id="find {} in git's option",
+    ),
+    pytest.param("find notes.txt -exec {} x ;", id="find {} as the program"),
+    pytest.param("find notes.txt -exec ./{} ;", id="find {} within the program"),
 ]
 
 
@@ -116,6 +127,7 @@ def test_an_option_that_starts_a_program_not_allowed_is_refused_and_nothing_runs
         pytest.param("find . -maxdepth 0 -exec sh -c 'touch pwned' ;", id="find -exec sh"),
         pytest.param("git -c alias.x='!touch pwned' x", id="git -c alias"),
         pytest.param("tar -cf a.tar --to-command='touch pwned' notes.txt", id="tar shell"),
+        pytest.param("find /bin/sh -exec {} -c 'touch pwned' ;", id="find {} as the program"),
     ],
 )
 def test_without_allow_an_option_cannot_start_a_shell_either(
@@ -168,6 +180,12 @@ def test_without_allow_an_option_cannot_start_a_shell_either(
         pytest.param("ssh -o 'ProxyJump=u@a$(touch p)' host", ("ssh",), id="ssh ProxyJump"),
         pytest.param("scp -J 'a;touch p' x host:y", ("scp",), id="scp -J"),
         pytest.param("slogin -o ProxyCommand=x host", ("slogin",), id="slogin"),
+        # ssh skips white space before a setting's name, a newline or a return too
+        pytest.param("ssh -o '\nProxyCommand=touch p' host", ("ssh",), id="ssh leading newline"),
+        pytest.param("scp -o '\rProxyCommand=touch p' a x:b", ("scp",), id="scp leading return"),
+        pytest.param("ssh -o 'User=a\nProxyCommand=x' host", ("ssh",), id="ssh newline within"),
+        # another name of PKCS11Provider: loads a library of code
+        pytest.param("ssh -o SmartcardDevice=/tmp/x.so host", ("ssh",), id="ssh SmartcardDevice"),
         pytest.param("scp -S ./relay a host:b", ("scp",), id="scp -S"),
         pytest.param("scp -o ProxyCommand=x a host:b", ("scp",), id="scp -o"),
         pytest.param("sftp -b ./batch host", ("sftp",), id="sftp -b"),
@@ -260,6 +278,8 @@ def test_an_option_may_start_a_program_that_is_allowed(disk_kit: ad.Toolkit, rep
         "git config --type=bool --get core.bare",
         "git grep -e -Oops",
         "git -C . --no-pager --literal-pathspecs log -1",
+        "find . -name '*.txt' -exec tar -cf {}.tar {} ;",  # the path found, not an option
+        "find . -name notes.txt -exec git grep --no-index -e one -- {} ;",
     ],
 )
 def test_ordinary_commands_of_these_programs_still_run(

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TypeGuard
 
 import addressable as ad
+from addressable._argerrors import shown
 
 _SHOWN = 60  # characters of a value an error shows
 
@@ -80,10 +81,10 @@ def timeout_seconds(value: object, tool: str) -> float:
     except OverflowError:  # an int past any float
         seconds = math.inf
     if not 0 < seconds < math.inf:
-        shown = repr(value) if is_number(value) else type(value).__name__
-        shown = shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
+        said = shown(value) if is_number(value) else type(value).__name__
+        said = said if len(said) <= _SHOWN else said[:_SHOWN] + "..."
         raise ad.ArgumentError(
-            f"{tool}: timeout must be a finite number of seconds over 0, not {shown}; "
+            f"{tool}: timeout must be a finite number of seconds over 0, not {said}; "
             "nothing was run"
         )
     return seconds

@@ -8,6 +8,7 @@ from contextlib import suppress
 from typing import Any
 
 import addressable as ad
+from addressable._argerrors import shown
 
 from ._base import schema
 from ._rootfs import MAX_DEPTH, check_size
@@ -83,6 +84,6 @@ def check_command(
         first, last = view_range
         if first < 1 or (last != -1 and last < first):
             raise ad.ArgumentError(
-                f"{tool}: argument 'view_range' {view_range} is not a range of "
+                f"{tool}: argument 'view_range' {shown(view_range)} is not a range of "
                 "lines: first is 1 or more, last is first or more, or -1 for the end"
             )

@@ -71,11 +71,21 @@ def not_taken(takes: Sequence[str], of: str = "this tool") -> str:
 def _got(value: object) -> str:
     """The value given, short: a scalar itself, anything else by its type."""
     if value is None or isinstance(value, str | int | float | bool):
-        try:
-            return f" (got {reprlib.repr(value)})"
-        except ValueError:  # an int past the digits Python writes out
-            return " (got an integer of too many digits to show)"
+        return f" (got {shown(value)})"
     return f" (got a {type(value).__name__})"
+
+
+def shown(value: object) -> str:
+    """`value` written short for a message (reprlib's way), even one holding an int past
+    the digits Python writes out, which `repr` refuses with a `ValueError`."""
+    try:
+        return reprlib.repr(value)
+    except ValueError:
+        return (
+            "an integer of too many digits to show"
+            if isinstance(value, int)
+            else (f"a {type(value).__name__} holding an integer of too many digits to show")
+        )
 
 
 def one_line(text: object) -> str:

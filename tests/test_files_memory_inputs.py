@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable.adapters import Files, Memory, MemoryCommandError
+from addressable.adapters import Files, Memory, MemoryCommandError, Shell
 
 
 @pytest.fixture
@@ -631,3 +631,20 @@ def test_a_memory_path_with_a_control_character_is_refused_in_one_line(
     assert shown.startswith("error: ArgumentError: memory: ") and "\n" not in shown
     assert f"argument {argument!r} holds a control character" in shown
     assert everything(box / "root") == ["a"] and records(kit, "memory") == []
+
+
+def test_an_integer_too_long_to_write_out_is_told_in_one_line_of_the_tree(
+    kit: ad.Toolkit, box: Path
+) -> None:
+    # Python refuses to write out an int of over 4,300 digits (a ValueError): a message
+    # that quoted it raised that instead of the library's own error.
+    memory = Memory(kit, box / "root")
+    memory("create", path="/memories/a.md", file_text="a\nb\n")
+    huge = -(10**5000)
+    told = kit.handle(
+        "memory", {"command": "view", "path": "/memories/a.md", "view_range": [2, huge]}
+    )
+    assert told.startswith("error: ArgumentError: memory: argument 'view_range' a list holding")
+    assert "\n" not in told
+    with pytest.raises(ad.ArgumentError, match="not an integer of too many digits to show"):
+        Shell(kit, cwd=box / "root")("ls", timeout=huge)

@@ -158,9 +158,12 @@ class Fetch(FetchRecording):
         text = result.text
         if "html" in result.record.media_type.lower():
             text = html_to_text(text)
-        final = result.record.meta.get("final_url")
-        if isinstance(final, str) and final != result.record.args.get("url"):
+        meta = result.record.meta
+        final = meta.get("final_url")
+        if meta.get("redirects") and isinstance(final, str):  # followed to another page
             text = f"[redirected to {final}]\n{text}"
+        if isinstance(meta.get("redirect"), str):  # a redirect that was not followed
+            text = f"[HTTP {meta.get('status_code')}, redirect {meta['redirect']}]\n{text}"
         return text
 
     # -- the work ----------------------------------------------------------------------

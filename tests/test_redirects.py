@@ -275,3 +275,19 @@ def test_allow_secrets_given_as_one_str_is_refused(kit: ad.Toolkit) -> None:
     for make in (Fetch, Api):
         with pytest.raises(ad.ArgumentError, match="a list of secret references, not one str"):
             make(kit, allow_secrets="secret:env:RD_TOKEN")
+
+
+def test_the_model_is_told_of_a_redirect_not_followed_and_only_of_one_that_was(
+    kit: ad.Toolkit, server: LocalServer, other: LocalServer
+) -> None:
+    server.routes[("GET", "/away")] = lambda r: Reply(302, b"", {"Location": other.url("/x")})
+    server.routes[("GET", "/near")] = lambda r: Reply(302, b"", {"Location": server.url("/x")})
+    server.routes[("GET", "/x")] = lambda r: Reply(200, b"plain", {"Content-Type": "text/plain"})
+    Fetch(kit, timeout=5, origins=[server.url("/")])
+    away = kit.handle("fetch", {"url": server.url("/away")})
+    assert away.startswith("[HTTP 302, redirect not followed: ") and "origins" in away
+    assert kit.handle("fetch", {"url": server.url("/near")}) == (
+        f"[redirected to {server.url('/x')}]\nplain"
+    )
+    # the same page, its URL written another way: no redirect to speak of
+    assert kit.handle("fetch", {"url": server.url("/x").replace("http:", "HTTP:")}) == "plain"

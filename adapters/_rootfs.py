@@ -296,6 +296,25 @@ def write_atomically(name: str, data: bytes, folder: int | None = None, mode: in
         raise
 
 
+def file_as_folder(root: Path, path: str) -> str | None:
+    """Why `path`, under `root`, takes a file for a folder on the way ("a.txt/",
+    "a.txt/../b.txt"), as open() would refuse it; None if it does not. Only a path
+    whose resolving drops the names that did is looked at: one that keeps them
+    ("a.txt/b") fails where it is opened."""
+    names = path.split("/")
+    if ".." not in names and names[-1] not in ("", "."):
+        return None
+    try:
+        os.stat(os.path.join(root, path))
+    except NotADirectoryError as exc:
+        named = os.path.join(root, path.rstrip("/").removesuffix("/.").rstrip("/"))
+        whole = named != os.path.join(root, path) and os.path.isfile(named)
+        return "it is a file, not a folder" if whole else path_problem(exc)
+    except (OSError, ValueError):  # missing, a loop: judged where the file is opened
+        pass
+    return None
+
+
 def check_size(tool: str, what: str, size: int, max_bytes: int) -> None:
     """Refuse with `ScopeError`, before anything is written, content over `max_bytes`:
     the adapter would refuse to read back what it wrote. `what` names it with its verb

@@ -17,6 +17,7 @@ from ._rootfs import (
     Root,
     check_path,
     check_size,
+    file_as_folder,
     name_path,
     path_problem,
     resolved,
@@ -163,24 +164,14 @@ class Files(Adapter):
 
     def _walks_as_posix(self, path: str, doing: str) -> None:
         """Refuse, with `BadPath` (errno ENOTDIR), a path that takes a file for a folder
-        on the way ("a.txt/", "a.txt/../b.txt"), as open() refuses it: resolving the path
-        drops the names that did. Nothing is recorded: the path resolved may be the
-        file's own, whose key a failure must not take. A path that keeps those names
-        ("a.txt/b") fails where the file is opened, and is recorded there."""
-        names = path.split("/")
-        if ".." not in names and names[-1] not in ("", "."):
-            return
-        try:
-            os.stat(os.path.join(self.root, path))
-        except NotADirectoryError as exc:
-            named = os.path.join(self.root, path.rstrip("/").removesuffix("/.").rstrip("/"))
-            whole = named != os.path.join(self.root, path) and os.path.isfile(named)
-            why = "it is a file, not a folder" if whole else path_problem(exc)
+        where resolving it would drop the names that did (see `file_as_folder`).
+        Nothing is recorded: the path resolved may be the file's own, whose key a
+        failure must not take."""
+        why = file_as_folder(self.root, path)
+        if why is not None:
             refused = BadPath(f"{self.name}: cannot {doing} {path!r}: {why}")
             refused.errno = errno.ENOTDIR
-            raise refused from None
-        except (OSError, ValueError):  # missing, a loop: judged where the file is opened
-            pass
+            raise refused
 
     def _named(self, exc: BaseException, relative: str, doing: str) -> BaseException:
         """The error to raise for `exc`: `BadPath` for a path that names no file as

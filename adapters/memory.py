@@ -42,6 +42,7 @@ from ._rootfs import (
     Root,
     check_path,
     check_size,
+    file_as_folder,
     name_path,
     path_problem,
     resolved,
@@ -254,6 +255,10 @@ class Memory(Adapter):
             full = resolved(self.root, posix.parent, path, where) / posix.name
         if not full.is_relative_to(self.root):
             raise ad.ScopeError(f"{path!r} leaves {PREFIX}")
+        # "a.md/" or "a.md/../b.md" takes a file for a folder, which resolving drops
+        written = path.removeprefix(PREFIX).lstrip("/") if path.startswith("/") else path
+        if written and (why := file_as_folder(self.root, written)) is not None:
+            raise MemoryCommandError(f"{path}: {why}")
         relative = full.relative_to(self.root).as_posix()
         return relative, _shown(relative)
 

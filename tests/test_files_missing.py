@@ -164,3 +164,25 @@ def test_verify_of_a_memory_view_whose_file_was_deleted_is_a_change(
     assert fresh.text == "MemoryCommandError: /memories/notes.md does not exist"
     with pytest.raises(MemoryCommandError, match="does not exist"):  # a view still raises
         memory("view", path="/memories/notes.md")
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments"),
+    [
+        ("view", {"path": "/memories/a.txt/"}),
+        ("str_replace", {"path": "/memories/a.txt/", "old_str": "a", "new_str": "b"}),
+        ("insert", {"path": "a.txt/../a.txt", "insert_line": 0, "insert_text": "x"}),
+        ("rename", {"old_path": "/memories/a.txt/.", "new_path": "/memories/b.txt"}),
+        ("delete", {"path": "/memories/a.txt/"}),
+    ],
+)
+def test_memory_refuses_a_path_that_takes_a_file_for_a_folder_as_files_does(
+    kit: ad.Toolkit, root: Path, command: str, arguments: dict[str, object]
+) -> None:
+    memory = Memory(kit, root)
+    with pytest.raises(
+        MemoryCommandError, match=r"a\.txt/?.*: (it is a file, not a folder|a name on)"
+    ):
+        memory(command, **arguments)
+    assert (root / "a.txt").read_text() == "a\n" and not (root / "b.txt").exists()
+    assert list(kit.store.records()) == []

@@ -88,6 +88,7 @@ def redact_url(url: str) -> str:
         rest = rest[:start] + _redact_userinfo(authority)
     else:
         rest, path = "", rest
+    path = "/".join(_redact_segment(segment) for segment in path.split("/"))
     path = _PATH_PARAM.sub(lambda m: ";" + _redact_pairs(m[1], ""), path)
     query = _redact_pairs(query, "&;")
     fragment = _redact_pairs(fragment, "&;?")
@@ -141,8 +142,8 @@ def _redact_pairs(text: str, separators: str) -> str:
         name, eq, value = piece.partition("=")
         if eq and value and not _keeps(value) and _is_credential(name, value):
             piece = f"{name}={REDACTED}"
-        elif eq and "://" in value:  # a URL written as it is in the value
-            piece = f"{name}={redact_urls(value)}"
+        elif eq and ("://" in value or value.startswith("//")):  # a URL written as it is
+            piece = f"{name}={_redact_in_value(value)}"
         elif eq and "%" in value:
             piece = f"{name}={_redact_encoded(value)}"
         out.append(piece)
@@ -156,8 +157,26 @@ def _redact_encoded(value: str, depth: int = 3) -> str:
     plain = unquote_plus(value)
     if plain == value or depth == 0:
         return value
-    clean = redact_urls(plain) if "://" in plain else _redact_encoded(plain, depth - 1)
+    if "://" in plain or plain.startswith("//"):
+        clean = _redact_in_value(plain)
+    else:
+        clean = _redact_encoded(plain, depth - 1)
     return value if clean == plain else quote(clean, safe="")
+
+
+def _redact_in_value(value: str) -> str:
+    """A value that holds URLs (one scheme-relative, `//user:pw@host/`, as a whole)."""
+    if value.startswith("//"):
+        return redact_url("x:" + value)[2:]
+    return str(redact_urls(value))
+
+
+def _redact_segment(segment: str) -> str:
+    """A path segment: a JSON Web Token redacted whole, and a URL percent-encoded in it
+    (a proxy's `/fetch/https%3A%2F%2F...%3Ftoken%3D...`) redacted as a value's is."""
+    if _JWT.fullmatch(unquote(segment)):
+        return REDACTED
+    return _redact_encoded(segment) if "%" in segment else segment
 
 
 def _is_credential(name: str, value: str) -> bool:

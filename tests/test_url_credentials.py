@@ -479,3 +479,23 @@ def test_a_secret_in_a_urls_userinfo_is_masked_in_the_header_it_becomes(
     for kept in (got.payload.decode(), _stored(kit), bundle.getvalue().decode()):
         assert token not in kept and value not in kept
     assert "Basic [secret:env:TOK]" in got.payload.decode()
+
+
+@pytest.mark.parametrize(
+    ("url", "held"),
+    [
+        ("http://h/proxy/https%3A%2F%2Fapi.example%2Fv1%3Faccess_token%3DTOK-1", "TOK-1"),
+        ("http://h/login/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.U0lHLTI", "U0lHLTI"),
+        ("http://h/x?redirect=//u:PW-3@other.example/", "PW-3"),
+        ("http://h/x?next=%2F%2Fu%3APW-4%40other.example%2F", "PW-4"),
+    ],
+)
+def test_credentials_in_a_path_or_a_scheme_relative_url_are_redacted(url: str, held: str) -> None:
+    # a URL percent-encoded in a path segment (a proxy's), a token as a segment of its
+    # own (a magic link), and a URL with no scheme in a parameter's value
+    kept = redact_url(url)
+    assert held not in kept and "redacted" in kept
+    assert redact_url(kept) == kept
+    assert redact_url("http://h/a%20b/c%2Fd/eyJnot-a-token?q=//h/p") == (
+        "http://h/a%20b/c%2Fd/eyJnot-a-token?q=//h/p"
+    )

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -109,6 +109,10 @@ class Exchange:
         self.history: list[Any] = []  # the responses that redirected
         self.note: str | None = None  # why a redirect was not followed
         self._started = False
+        # What the HTTP layer's trace said of the first request (async clients): whether
+        # it said anything, and whether the request's headers began to go out.
+        self._traced = False
+        self._sending = False
         self._origin: str | None = None
         self._carrying = True
         self._credential_names = {name.lower() for name in self.credentials}
@@ -156,6 +160,8 @@ class Exchange:
                 current: Any = request
                 while current is not None:
                     self._ready(current)
+                    if not self.history:
+                        current.extensions["trace"] = self._trace(current.extensions.get("trace"))
                     self._started = True
                     with self._location_read():
                         response = await client.send(current, stream=True, **self._auth())
@@ -264,13 +270,30 @@ class Exchange:
 
     def nothing_sent(self, exc: BaseException) -> bool:
         """Whether the call failed with `exc` before any request could reach a server:
-        no redirect was taken, and the first connection was never made."""
+        no redirect was taken, and the first connection was never made (or, where the
+        HTTP layer traced the request, its headers never began to go out: an async
+        call's deadline cancels a connection being made with no error of its own)."""
         if self.history:
             return False
+        if self._traced:
+            return not self._sending
         cause = exc.__cause__ if isinstance(exc, ad.DeadlineExceeded) else exc
         if cause is None:
             return not self._started
         return isinstance(cause, NOT_CONNECTED)
+
+    def _trace(self, given: Any) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+        """httpcore's `trace` extension for an async request: notes when its headers
+        begin to go out, then passes each event on to the one the request had."""
+
+        async def trace(name: str, info: dict[str, Any]) -> None:
+            self._traced = True
+            if name.endswith("send_request_headers.started"):
+                self._sending = True
+            if given is not None:
+                await given(name, info)
+
+        return trace
 
     def _next(self, response: Any, max_redirects: int) -> Any:
         """The request a redirect leads to, stripped of credentials if the chain has

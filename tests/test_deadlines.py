@@ -5,9 +5,11 @@ call past it. The deadline is 1.5 s; the trickle would take 40 s or more."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -118,13 +120,18 @@ def test_an_api_read_cannot_be_held_past_its_deadline(
     assert rec.status is ad.Status.ERROR and (rec.error or "").startswith("DeadlineExceeded")
 
 
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
 def test_an_api_write_cut_off_by_the_deadline_is_unknown(
-    kit: ad.Toolkit, server: LocalServer, token: str
+    kit: ad.Toolkit, server: LocalServer, token: str, asynchronous: bool
 ) -> None:
     trickle(server, "PATCH", "/items/1")
     api = api_for(kit, server)
     started = time.monotonic()
-    res = api.patch(server.url("/items/1"), identity="a", json_body={"n": 2})
+    url = server.url("/items/1")
+    if asynchronous:
+        res = asyncio.run(api.awrite("PATCH", url, identity="a", json_body={"n": 2}))
+    else:
+        res = api.patch(url, identity="a", json_body={"n": 2})
     assert time.monotonic() - started < WELL_BEFORE
     rec = res.record
     assert rec.outcome is ad.Outcome.UNKNOWN and rec.status is ad.Status.ERROR
@@ -134,3 +141,46 @@ def test_an_api_write_cut_off_by_the_deadline_is_unknown(
         "api", {"method": "PATCH", "url": server.url("/items/1"), "identity": "a", "body": {}}
     )
     assert ": unknown;" in text.splitlines()[0] and "VERIFY" in text
+
+
+@pytest.fixture
+def unanswered() -> Iterator[str]:
+    """A listening port whose backlog is full: a connection to it is never made."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    filling = []
+    for _ in range(8):
+        client = socket.socket()
+        client.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            client.connect(("127.0.0.1", port))
+        filling.append(client)
+    time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}"
+    for client in filling:
+        client.close()
+    listener.close()
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_write_the_deadline_stops_before_it_connects_is_not_applied(
+    kit: ad.Toolkit, unanswered: str, asynchronous: bool
+) -> None:
+    # An async call's deadline cancels the connection being made, with no connect error
+    # of its own to tell it by: what the HTTP layer traced says nothing was sent.
+    api = Api(
+        kit,
+        identities=[Identity(name="a")],
+        scope=Scope(origins=(unanswered,), actions=frozenset({"write"})),
+        timeout=10.0,
+        deadline=1.0,
+    )
+    url = unanswered + "/items"
+    if asynchronous:
+        wrote = asyncio.run(api.awrite("POST", url, identity="a", json_body={"n": 1}))
+    else:
+        wrote = api.post(url, identity="a", json_body={"n": 1})
+    assert wrote.record.outcome is ad.Outcome.NOT_APPLIED
+    assert (wrote.record.error or "").startswith("DeadlineExceeded before anything was sent")

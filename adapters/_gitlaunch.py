@@ -25,7 +25,8 @@ from typing import NoReturn
 import addressable as ad
 
 from ._git import git_lines
-from ._launchers import Check, How, Spec, refuse, scan
+from ._launchers import refuse, scan
+from ._launchspecs import Check, How, Spec
 
 # Global options, before the command: flags, options that take a value (the next
 # word, or `--opt=value`), and the words git reads as the command `help` or `version`.

@@ -125,6 +125,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "adapters._html",
         "adapters._http",
         "adapters._launchers",
+        "adapters._launchspecs",
         "adapters._memoryargs",
         "adapters._process",
         "adapters._programs",

@@ -70,10 +70,11 @@ def check_command(
                 raise ad.ArgumentError(
                     f"{tool}: argument 'path' is more than {MAX_DEPTH} names deep"
                 )
-    text = args.get(_TEXT.get(command, ""))
+    written = _TEXT.get(command)
+    text = args.get(written) if written is not None else None
     if isinstance(text, str):  # as large as the file it goes into: refused unrecorded
         with suppress(UnicodeEncodeError):  # no text at all: refused as args are recorded
-            check_size(tool, f"argument {_TEXT[command]!r} is", len(text.encode()), max_bytes)
+            check_size(tool, f"argument {written!r} is", len(text.encode()), max_bytes)
     view_range = args.get("view_range")
     if view_range:
         if len(view_range) != 2:

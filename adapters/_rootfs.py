@@ -304,11 +304,12 @@ def file_as_folder(root: Path, path: str) -> str | None:
     names = path.split("/")
     if ".." not in names and names[-1] not in ("", "."):
         return None
+    full = os.path.join(root, path)
     try:
-        os.stat(os.path.join(root, path))
+        os.stat(full)
     except NotADirectoryError as exc:
         named = os.path.join(root, path.rstrip("/").removesuffix("/.").rstrip("/"))
-        whole = named != os.path.join(root, path) and os.path.isfile(named)
+        whole = named != full and os.path.isfile(named)
         return "it is a file, not a folder" if whole else path_problem(exc)
     except (OSError, ValueError):  # missing, a loop: judged where the file is opened
         pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -200,7 +201,7 @@ class Shell(Adapter):
             return call.over(ran, argv[0], self.max_bytes)
         read_ok = ran.code == 0 and not ran.timed_out and not call.writes
         if key is None and read_ok and (cat := cat_key(self.cwd, text, ran.out)) is not None:
-            call = ShellCall(self.kit, self.name, args, ad.Determinism.DETERMINISTIC, cat)
+            call = replace(call, determinism=ad.Determinism.DETERMINISTIC, key=cat)
         return call.ended(ran, limit)
 
     def handle(self, arguments: dict[str, Any]) -> str:

@@ -81,11 +81,8 @@ def shown(value: object) -> str:
     try:
         return reprlib.repr(value)
     except ValueError:
-        return (
-            "an integer of too many digits to show"
-            if isinstance(value, int)
-            else (f"a {type(value).__name__} holding an integer of too many digits to show")
-        )
+        holding = "" if isinstance(value, int) else f"a {type(value).__name__} holding "
+        return f"{holding}an integer of too many digits to show"
 
 
 def one_line(text: object) -> str:

@@ -192,7 +192,9 @@ def test_a_tool_not_listed_is_refused_within_the_timeout_when_the_list_is_slow(
 ) -> None:
     async def scenario() -> None:
         upstream = ("--", sys.executable, str(SLOW_LIST))
-        async with session(tmp_path / "store", "proxy", "--timeout", "1", *upstream) as client:
+        # The timeout covers the upstream's start too (a Python process importing the
+        # SDK: over 1 s at times on a busy machine); far under the list's 60 s.
+        async with session(tmp_path / "store", "proxy", "--timeout", "5", *upstream) as client:
             await client.list_tools()
             with anyio.fail_after(15):  # the upstream's list would take 60 s
                 refused = await client.call_tool("ehco", {})

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from ._errors import AddressableError, ArgumentError, BadId, NotFound, NotReplayable
 from ._evict import evict
 from ._models import Determinism, Outcome, Record, Result, aware
-from ._replaytool import model_resolve
+from ._recorder import model_resolve
 from ._reports import Report
 from ._state import StateDocument, outcome_in
 from ._stateparts import Artifact, StateAction, StateObservation, Task

@@ -23,8 +23,7 @@ from ._messages import Conversation, Shape, ToolCall, ToolResult, said
 from ._models import Determinism, Outcome, Record
 from ._payload import BLOCKS
 from ._recorder import find_ingested, ingested_options
-from ._replaytool import NAME as REPLAY_TOOL
-from ._stubs import parse_stub
+from ._stubs import REPLAY_TOOL, parse_stub
 from ._tokens import count_tokens
 
 MIN_EVICT_TOKENS = 30  # a result smaller than this stays: its stub would save too little

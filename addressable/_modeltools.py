@@ -17,8 +17,6 @@ from ._models import Result
 from ._payload import BLOCKS, payload_text
 from ._spec import ToolSpec
 
-REPLAY_TOOL = "replay_result"  # the tool a model calls to get a result back by its id
-
 Format = Literal["anthropic", "openai", "openai-responses"]
 FORMATS: tuple[Format, ...] = ("anthropic", "openai", "openai-responses")
 

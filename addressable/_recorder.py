@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, Unpack
 
-from ._errors import AddressableError, ArgumentError, StoreError
+from ._errors import AddressableError, AmbiguousId, ArgumentError, Expired, NotFound, StoreError
 from ._models import (
     Determinism,
     Outcome,
@@ -28,6 +28,7 @@ from ._payload import TEXT, charset_of
 from ._secrets import Secrets
 from ._stores import KeyValueStore, Store
 from ._stores._codec import NewFields, new_record
+from ._stores._keys import prefix_mark
 from ._tokens import count_tokens
 from ._unstorable import describe, escaped, record_unstored
 from .ids import (
@@ -395,3 +396,38 @@ def _validated(
     if nonce is not None:
         given["nonce"] = nonce
     return Record.model_validate(given)
+
+
+def model_resolve(store: Store, session: str | None, raw_id: str) -> str:
+    """The full id a model names by `raw_id`: a full id names any session's record (ids
+    are not guessed), a prefix one its own `session` has seen, or the record a stub
+    showing that prefix stands for, wherever the stub is read now. A prefix never
+    reaches another session's records, and the ids an `AmbiguousId` lists are the
+    session's own: as with close ids, another session's would leak. `BadId`,
+    `NotFound`, `AmbiguousId`. Every id a model gives goes through it: `replay_result`,
+    a state document's citations, an Api `VERIFY`."""
+    text = check_prefix(raw_id)
+    if len(text) == ID_LENGTH:
+        return text
+    owner = store.shown(prefix_mark(text))
+    if owner is not None and owner.startswith(text):
+        return owner  # a stub showed this prefix: it stays its record's
+    try:
+        candidates = [store.resolve(text)]
+    except AmbiguousId as exc:
+        candidates = exc.candidates
+    seen = [c for c in candidates if isinstance(session, str) and _seen(store, c, session)]
+    if not seen:
+        raise NotFound(f"no result id starts with {text!r}")
+    if len(seen) > 1:
+        raise AmbiguousId(text, seen)
+    return seen[0]
+
+
+def _seen(store: Store, record_id: str, session: str) -> bool:
+    """Whether `session` made the record or saw it again (an expired one is seen by
+    none: who saw it is gone with it)."""
+    try:
+        return any(o.session == session for o in store.observations(record_id))
+    except (NotFound, Expired):
+        return False

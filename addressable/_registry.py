@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 
 from ._errors import ArgumentError
 from ._models import Record, Result
-from ._modeltools import REPLAY_TOOL, FunctionTool, ModelTool, definition, result_text
+from ._modeltools import FunctionTool, ModelTool, definition, result_text
 from ._recorder import INGESTED_FROM, RECORDED, Recorder
 from ._secrets import Secrets
+from ._stubs import REPLAY_TOOL
 from ._unstorable import message
 from .ids import content_hash, quoted
 

@@ -16,12 +16,13 @@ from ._errors import (
     IntegrityError,
     NotFound,
 )
-from ._modeltools import REPLAY_TOOL, binary_note, readable_text
+from ._modeltools import binary_note, readable_text
 from ._payload import BLOCKS
+from ._recorder import model_resolve
 from ._replayselect import PATTERN_LENGTH, select
-from ._stores._keys import prefix_mark
+from ._stubs import REPLAY_TOOL
 from ._toolargs import check_arguments
-from .ids import ID_LENGTH, check_prefix
+from .ids import ID_LENGTH
 
 if TYPE_CHECKING:
     from ._models import Result
@@ -198,41 +199,6 @@ class ReplayTool:
             f"error: no result with id {text}.{hint} Ids are {ID_LENGTH} hex characters; "
             "copy the id from the stub exactly."
         )
-
-
-def model_resolve(store: Store, session: str | None, raw_id: str) -> str:
-    """The full id a model names by `raw_id`: a full id names any session's record (ids
-    are not guessed), a prefix one its own `session` has seen, or the record a stub
-    showing that prefix stands for, wherever the stub is read now. A prefix never
-    reaches another session's records, and the ids an `AmbiguousId` lists are the
-    session's own: as with close ids, another session's would leak. `BadId`,
-    `NotFound`, `AmbiguousId`. Every id a model gives goes through it: `replay_result`,
-    a state document's citations, an Api `VERIFY`."""
-    text = check_prefix(raw_id)
-    if len(text) == ID_LENGTH:
-        return text
-    owner = store.shown(prefix_mark(text))
-    if owner is not None and owner.startswith(text):
-        return owner  # a stub showed this prefix: it stays its record's
-    try:
-        candidates = [store.resolve(text)]
-    except AmbiguousId as exc:
-        candidates = exc.candidates
-    seen = [c for c in candidates if isinstance(session, str) and _seen(store, c, session)]
-    if not seen:
-        raise NotFound(f"no result id starts with {text!r}")
-    if len(seen) > 1:
-        raise AmbiguousId(text, seen)
-    return seen[0]
-
-
-def _seen(store: Store, record_id: str, session: str) -> bool:
-    """Whether `session` made the record or saw it again (an expired one is seen by
-    none: who saw it is gone with it)."""
-    try:
-        return any(o.session == session for o in store.observations(record_id))
-    except (NotFound, Expired):
-        return False
 
 
 def _closest(text: str, ids: Any, most: int = 3) -> list[str]:

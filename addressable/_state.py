@@ -22,7 +22,7 @@ from pydantic import Field
 
 from ._errors import AddressableError
 from ._models import Outcome
-from ._replaytool import model_resolve
+from ._recorder import model_resolve
 from ._reports import Report
 from ._secrets import resolved_values
 from ._stateparts import (

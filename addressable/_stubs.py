@@ -28,6 +28,8 @@ from ._stores._keys import prefix_mark
 from ._tokens import count_tokens
 from .ids import ID_LENGTH, SHORT_ID
 
+REPLAY_TOOL = "replay_result"  # the tool a model calls to get a result back by its id
+
 STUB_FORMAT = 2
 LABEL_SHARE = 0.3  # at most this share of a stub's budget goes to its key or label
 _STUB = re.compile(r"^\[(ref|claim):([0-9a-f]{8,16})[ \]]")

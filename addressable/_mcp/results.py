@@ -10,7 +10,7 @@ from typing import Any
 from .._errors import AddressableError, AmbiguousId, BadId, Expired, IntegrityError, NotFound
 from .._models import Record
 from .._payload import payload_text
-from .._replaytool import model_resolve
+from .._recorder import model_resolve
 from .._toolkit import Toolkit
 from ..ids import quoted
 from ._sdk import MCPError, Server, ServerRequestContext, types

@@ -101,7 +101,7 @@ class ApiRequests(Adapter):
 
     def _send(self, call: Call) -> Sent:
         """Send `call` through the sync client; a failure is returned, not raised (see
-        `_failed`)."""
+        `kit.failed`)."""
         client = self._clients.sync()
         exchange = self._exchange(call, client.follow_redirects)
         request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)

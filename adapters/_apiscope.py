@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import ConfigDict
 
 import addressable as ad
-from addressable._argerrors import CheckedModel
+from addressable.recording.argerrors import CheckedModel
 
 from ._urls import check_url, origin
 

@@ -12,8 +12,8 @@ from pydantic import (
 )
 
 import addressable as ad
-from addressable._argerrors import CheckedModel
-from addressable._toolargs import check_arguments
+from addressable.recording.argerrors import CheckedModel
+from addressable.tools.arguments import check_arguments
 
 from ._urls import checked_origins
 

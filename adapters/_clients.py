@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from addressable._secrets import mask_resolved
-from addressable._urlcredentials import redact_urls
+from addressable.core.credentials import redact_urls
+from addressable.core.secrets import mask_resolved
 
 from ._transport import DeadlineTransport
 

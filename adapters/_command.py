@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TypeGuard
 
 import addressable as ad
-from addressable._argerrors import shown
+from addressable.recording.argerrors import shown
 
 _SHOWN = 60  # characters of a value an error shows
 

@@ -3,7 +3,7 @@ for Markdown with the links kept, else the plain text of the project's one HTML 
 
 from __future__ import annotations
 
-from addressable._html import html_text, html_title, tidy
+from addressable.core.html import html_text, html_title, tidy
 
 __all__ = ["html_title", "html_to_text"]
 

@@ -8,7 +8,7 @@ from contextlib import suppress
 from typing import Any
 
 import addressable as ad
-from addressable._argerrors import shown
+from addressable.recording.argerrors import shown
 
 from ._base import schema
 from ._rootfs import MAX_DEPTH, check_size

@@ -109,7 +109,7 @@ def close_folder(folder: int | str) -> None:
 
 
 def _remove_in(remove: Callable[..., None], folder: int | str, name: str) -> None:
-    """`remove` (os.unlink or os.rmdir) of the name `name` in `folder`, as `_open` gives it."""
+    """`remove` (os.unlink or os.rmdir) of the name `name` in `folder`, as `store.open` gives it."""
     if isinstance(folder, str):
         remove(os.path.join(folder, name))
     else:

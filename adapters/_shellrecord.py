@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import addressable as ad
-from addressable._urlcredentials import redact_urls
+from addressable.core.credentials import redact_urls
 
 from ._http import ResponseTooLarge
 from ._process import Ran

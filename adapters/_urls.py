@@ -11,17 +11,17 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 import httpx
 
 import addressable as ad
-from addressable._secrets import references
 
 # The rules for credentials written in a URL are the core's (the state document uses
 # them too); the adapters take them from here.
-from addressable._urlcredentials import (
+from addressable.core.credentials import (
     CREDENTIAL_NAMES as CREDENTIAL_NAMES,
 )
-from addressable._urlcredentials import REDACTED as REDACTED
-from addressable._urlcredentials import is_credential_name as is_credential_name
-from addressable._urlcredentials import redact_url as redact_url
-from addressable._urlcredentials import redact_urls as redact_urls
+from addressable.core.credentials import REDACTED as REDACTED
+from addressable.core.credentials import is_credential_name as is_credential_name
+from addressable.core.credentials import redact_url as redact_url
+from addressable.core.credentials import redact_urls as redact_urls
+from addressable.core.secrets import references
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_LABEL = 63  # characters of one label of a host name (RFC 1035)

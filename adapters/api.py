@@ -27,7 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 import addressable as ad
-from addressable._recorder import model_resolve
+from addressable.recording.recorder import model_resolve
 
 from ._apirecord import VERIFY_TOOL, ApiRecording
 from ._apiscope import WRITES, Action, Scope

@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import addressable as ad
-from addressable._frozen import thawed
+from addressable.core.frozen import thawed
 
 from ._base import Adapter
 from ._memoryargs import MEMORY_SCHEMA, NEEDS, check_command

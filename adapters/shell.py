@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 import addressable as ad
-from addressable._urlcredentials import REDACTED, redact_urls
+from addressable.core.credentials import REDACTED, redact_urls
 
 from ._base import Adapter, schema
 from ._command import is_number, split_command, timeout_seconds

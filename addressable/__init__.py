@@ -6,11 +6,23 @@ model can replay it by id.
     kit = ad.Toolkit(ad.open_store())
 """
 
-from ._bundle import BundleSummary, export_bundle, import_bundle
-from ._compaction import Compaction, Evicted, compact
-from ._compactwhen import PAYBACK, CachePrices, compaction_pays
-from ._continuity import Recovery, Revalidation, Stale, StaleWarning
-from ._errors import (
+from . import ids as ids
+from .context.compaction import Compaction, Evicted, compact
+from .context.evict import evict
+from .context.messages import (
+    Conversation,
+    MalformedMessages,
+    ToolCall,
+    ToolResult,
+    set_result_text,
+)
+from .context.messages import Shape as MessageShape
+from .context.messages import parse as parse_messages
+from .context.messagetokens import message_text, message_tokens
+from .context.stubs import parse_stub
+from .context.summarize import MIN_BUDGET, DefaultSummarizer, Summarizer
+from .context.timing import PAYBACK, CachePrices, compaction_pays
+from .core.errors import (
     AddressableError,
     AmbiguousId,
     ArgumentError,
@@ -29,26 +41,35 @@ from ._errors import (
     ScopeError,
     StoreError,
 )
-from ._evict import evict
-from ._messages import (
-    Conversation,
-    MalformedMessages,
-    ToolCall,
-    ToolResult,
-    set_result_text,
+from .core.payload import payload_text
+from .core.records import (
+    Claim,
+    Determinism,
+    Observation,
+    Outcome,
+    Record,
+    Reference,
+    Result,
+    Status,
 )
-from ._messages import Shape as MessageShape
-from ._messages import parse as parse_messages
-from ._messagetokens import message_text, message_tokens
-from ._models import Claim, Determinism, Observation, Outcome, Record, Reference, Result, Status
-from ._modeltools import ModelTool, definition
-from ._payload import payload_text
-from ._replaytool import handle_content
-from ._reports import Report
-from ._secrets import Secrets
-from ._spec import ToolSpec
-from ._state import StateDocument
-from ._stateparts import (
+from .core.reports import Report
+from .core.secrets import Secrets
+from .core.tokens import (
+    TokenCounter,
+    TokenEstimateWarning,
+    Tokenizer,
+    count_tokens,
+    encoding_for_model,
+    token_counter,
+    tokens_exact,
+    using_tokenizer,
+)
+from .kit.toolkit import RecordOptions, Toolkit
+from .recording.bundle import BundleSummary, export_bundle, import_bundle
+from .recording.spec import ToolSpec
+from .state.continuity import Recovery, Revalidation, Stale, StaleWarning
+from .state.document import StateDocument
+from .state.parts import (
     Artifact,
     Checkpoint,
     Finding,
@@ -59,8 +80,8 @@ from ._stateparts import (
     StateObservation,
     Task,
 )
-from ._stateprompt import StateCompaction, compact_state, state_prompt, state_schema
-from ._stores import (
+from .state.prompt import StateCompaction, compact_state, state_prompt, state_schema
+from .store import (
     DamagedRecord,
     DiskStore,
     GcReport,
@@ -72,19 +93,8 @@ from ._stores import (
     VerifyReport,
     open_store,
 )
-from ._stubs import parse_stub
-from ._summarize import MIN_BUDGET, DefaultSummarizer, Summarizer
-from ._tokens import (
-    TokenCounter,
-    TokenEstimateWarning,
-    Tokenizer,
-    count_tokens,
-    encoding_for_model,
-    token_counter,
-    tokens_exact,
-    using_tokenizer,
-)
-from ._toolkit import RecordOptions, Toolkit
+from .tools.definitions import ModelTool, definition
+from .tools.replay import handle_content
 
 __version__ = "0.1.0"
 

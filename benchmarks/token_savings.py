@@ -4,7 +4,7 @@
     python benchmarks/token_savings.py --trigger 16000 --out benchmarks/latest-16k
     python benchmarks/token_savings.py --trace sessions.jsonl --out DIR --plot out.png
 
-The engine lives in the package (`addressable._bench`), so that `addressable bench`
+The engine lives in the package (`addressable.bench`), so that `addressable bench`
 works from a plain install; the latest outputs are kept beside this script.
 """
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import addressable as ad
+from addressable.context import messages as _messages
 
 _VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
 
@@ -34,13 +34,13 @@ def values_in(arguments: Any) -> set[str]:
 
 def said(messages: list[dict[str, Any]]) -> str:
     """Everything the list shows outside tool results."""
-    shape = ad._messages.detect(messages)
-    return "\n".join(ad._messages.said(m, shape) for m in messages)
+    shape = _messages.detect(messages)
+    return "\n".join(_messages.said(m, shape) for m in messages)
 
 
 def results_text(messages: list[dict[str, Any]]) -> str:
     """Everything the list shows in tool results: the kept ones and the stubs."""
-    return "\n".join(r.text for r in ad._messages.parse(messages).results)
+    return "\n".join(r.text for r in _messages.parse(messages).results)
 
 
 def needed_from_results(

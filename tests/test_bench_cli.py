@@ -9,8 +9,8 @@ import sys
 from itertools import accumulate
 from pathlib import Path
 
-from addressable._bench import BenchReport, bench, read_sessions
-from addressable._bench._report import plot_series
+from addressable.bench import BenchReport, bench, read_sessions
+from addressable.bench.report import plot_series
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sessions.jsonl"
 TRIGGER = ("--trigger", "2000")

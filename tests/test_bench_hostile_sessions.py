@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from addressable._bench import read_sessions
-from addressable._bench._sessions import BadLine, Session
+from addressable.bench import read_sessions
+from addressable.bench.sessions import BadLine, Session
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sessions.jsonl"
 

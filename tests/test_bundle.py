@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._stores._keys import blob_key
+from addressable.store.keys import blob_key
 
 
 def exported(tmp_path: Path) -> Path:

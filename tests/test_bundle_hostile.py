@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable import _bundle, _bundlelines
-from addressable._cli import main
+from addressable.cli import main
+from addressable.recording import bundle as _bundle
+from addressable.recording import bundlelines as _bundlelines
 
 from .conftest import FakeClock
 from .test_bundle_trust import Lines, assert_refused, bundle, read, record_lines, write

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable._compaction import STUB_PIN_AGE
+from addressable.context.compaction import STUB_PIN_AGE
 
 from .conftest import FakeClock
 from .test_bundle_trust import assert_refused, read, record_lines, write

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._cli import main
+from addressable.cli import main
 
 from .conftest import FakeClock
 from .httpserver import LocalServer, Page
@@ -369,7 +369,7 @@ def test_bench_json_prints_the_report(
     ],
 )
 def test_sizes_parse_kb_as_1000_and_kib_as_1024(text: str, size: int) -> None:
-    from addressable._cli._values import size as parse_size
+    from addressable.cli.values import size as parse_size
 
     assert parse_size(text) == size
 
@@ -386,8 +386,8 @@ def test_sizes_parse_kb_as_1000_and_kib_as_1024(text: str, size: int) -> None:
     ],
 )
 def test_sizes_print_in_the_units_they_parse_in(size: int, shown: str) -> None:
-    from addressable._cli._output import size_text
-    from addressable._cli._values import size as parse_size
+    from addressable.cli.output import size_text
+    from addressable.cli.values import size as parse_size
 
     assert size_text(size) == shown
     assert parse_size(shown.replace(" ", "")) == size  # what is printed reads back the same

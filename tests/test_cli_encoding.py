@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import addressable as ad
-from addressable._bench import bench, read_sessions
+from addressable.bench import bench, read_sessions
 
 # Text the two encodings split differently: prose, code, and words outside English.
 OUTPUT = "\n".join(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._cli import main
-from addressable._exitcodes import EXIT_INTEGRITY, EXIT_USAGE
+from addressable.cli import main
+from addressable.core.exitcodes import EXIT_INTEGRITY, EXIT_USAGE
 
 
 def filled_store(path: Path) -> list[ad.Result]:

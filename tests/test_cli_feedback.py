@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._cli import EPILOG, main
-from addressable._exitcodes import EXIT_TOOL_ERROR
+from addressable.cli import EPILOG, main
+from addressable.core.exitcodes import EXIT_TOOL_ERROR
 
 from .httpserver import LocalServer, Page
 

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import addressable as ad
-from addressable._cli import main
-from addressable._stores._keys import RECORD
+from addressable.cli import main
+from addressable.store.keys import RECORD
 
 from .conftest import FakeClock
 

@@ -11,6 +11,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Identity, LocalIndex, Scope, Search, Shell
+from addressable.context import messages as _messages
 
 from . import modelloop, needs
 from .httpserver import LocalServer, Page, Reply
@@ -77,9 +78,9 @@ def test_a_long_session_compacts_and_every_stub_replays(
     assert len(result.messages) == len(messages)
     assert result.tokens_after <= 0.15 * result.tokens_before
     assert result.tokens_before == ad.message_tokens(messages)
-    conversation = ad._messages.parse(messages)
+    conversation = _messages.parse(messages)
     originals = {r.call_id: r.text for r in conversation.results}
-    compacted = {r.call_id: r.text for r in ad._messages.parse(result.messages).results}
+    compacted = {r.call_id: r.text for r in _messages.parse(result.messages).results}
     assert len(result.evicted) >= 25
     for evicted in result.evicted:
         stub = compacted[evicted.call_id]
@@ -149,7 +150,7 @@ def test_what_is_never_evicted(
     ]
     steps += [("fetch", {"url": server.url("/library/json.html")})] * 3
     messages = modelloop.run(kit, "anthropic", steps, "task")
-    conversation = ad._messages.parse(messages)
+    conversation = _messages.parse(messages)
     first_page = next(
         r for r in conversation.results if conversation.calls[r.call_id].name == "fetch"
     )

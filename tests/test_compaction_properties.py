@@ -16,6 +16,7 @@ from openai.types.responses import ResponseInputParam
 from pydantic import TypeAdapter
 
 import addressable as ad
+from addressable.context import messages as _messages
 
 SDK_TYPES: dict[str, Any] = {
     "anthropic": TypeAdapter(list[MessageParam]),
@@ -115,8 +116,8 @@ def build(
     return messages
 
 
-def check(shape: str, messages: list[dict[str, Any]]) -> ad._messages.Conversation:
-    conversation = ad._messages.parse(messages, shape)
+def check(shape: str, messages: list[dict[str, Any]]) -> _messages.Conversation:
+    conversation = _messages.parse(messages, shape)
     if shape in SDK_TYPES:
         SDK_TYPES[shape].validate_python(messages)
     return conversation
@@ -155,7 +156,7 @@ def test_compaction_keeps_lists_well_formed(
 @given(turns=st.lists(turn_st, min_size=2, max_size=6), data=st.data())
 def test_a_missing_result_is_named_by_index(shape: str, turns: Any, data: Any) -> None:
     messages = build(shape, turns, in_flight=False)
-    conversation = ad._messages.parse(messages, shape)
+    conversation = _messages.parse(messages, shape)
     # A call followed by a later assistant turn cannot be in flight.
     last_turn = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
     settled = [c for c in conversation.calls.values() if c.index < last_turn]

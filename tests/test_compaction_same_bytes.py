@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import addressable as ad
-from addressable._stores._keys import STUB
+from addressable.store.keys import STUB
 
 
 def looking_up(store: ad.Store) -> ad.Toolkit:

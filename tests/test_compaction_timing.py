@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable._bench._sessions import Session
-from addressable._bench._simulate import simulate
-from addressable._compactwhen import result_tokens
-from addressable._messagetokens import IMAGE_TOKENS
+from addressable.bench.sessions import Session
+from addressable.bench.simulate import simulate
+from addressable.context.messagetokens import IMAGE_TOKENS
+from addressable.context.timing import result_tokens
 
 PAGE = "\n".join(f"section {n}: the page says something about item {n}" for n in range(150))
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import addressable as ad
-from addressable._continuity import CHECKPOINT_PIN, CHECKPOINT_PIN_AGE
+from addressable.state.continuity import CHECKPOINT_PIN, CHECKPOINT_PIN_AGE
 
 from .conftest import FakeClock, put_two_sharing_a_prefix
 

@@ -172,7 +172,7 @@ def test_the_stub_stays_within_its_budget(kit: ad.Toolkit, budget: int) -> None:
         determinism="nondeterministic",
     )
     item = ad.evict(res.record, store=kit.store, budget=budget)
-    from addressable._stubs import stub_for
+    from addressable.context.stubs import stub_for
 
     assert ad.count_tokens(stub_for(item, budget)) <= budget
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._cli import main
-from addressable._exitcodes import EXIT_FAILURE
+from addressable.cli import main
+from addressable.core.exitcodes import EXIT_FAILURE
 
 
 def export_fails(tmp_path: Path, output: Path, capsys: pytest.CaptureFixture[str]) -> str:

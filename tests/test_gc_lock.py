@@ -19,7 +19,7 @@ import pytest
 import redis
 
 import addressable as ad
-from addressable._stores._redis import LOCK_TIMEOUT
+from addressable.store.redis.store import LOCK_TIMEOUT
 
 HOLDER = """
 import sys, time

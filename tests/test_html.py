@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable._html import read_html
 from addressable.adapters import html_title, html_to_text
+from addressable.core.html import read_html
 
 PAGE = """<!DOCTYPE html><html><head><title>Threads &amp; locks</title>
 <link href="/style.css"><script>var x = "<p>not text</p>";</script></head>

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._cli import main
+from addressable.cli import main
 
 
 def bundle_of(tmp_path: Path, records: int, size: int) -> Path:

@@ -10,177 +10,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("addressable", "adapters")
 
-# Lowest first: a module may import its own layer and those before it.
-LAYERS: dict[str, tuple[str, ...]] = {
-    # ids and hashing, records, payloads, tokens, secrets, errors, exit codes, HTML
-    "base": (
-        "addressable.ids",
-        "addressable._html",
-        "addressable._errors",
-        "addressable._exitcodes",
-        "addressable._frozen",
-        "addressable._models",
-        "addressable._payload",
-        "addressable._reports",
-        "addressable._secrets",
-        "addressable._tokens",
-        "addressable._urlcredentials",
-    ),
-    "stores": (
-        "addressable._stores",
-        "addressable._stores._arguments",
-        "addressable._stores._backend",
-        "addressable._stores._base",
-        "addressable._stores._codec",
-        "addressable._stores._disk",
-        "addressable._stores._disk_indexes",
-        "addressable._stores._disk_rows",
-        "addressable._stores._disk_sql",
-        "addressable._stores._disk_strays",
-        "addressable._stores._index",
-        "addressable._stores._keys",
-        "addressable._stores._parsed",
-        "addressable._stores._kv",
-        "addressable._stores._memory",
-        "addressable._stores._open",
-        "addressable._stores._pins",
-        "addressable._stores._reading",
-        "addressable._stores._redis_scripts",
-        "addressable._stores._redis",
-        "addressable._stores._redis_url",
-        "addressable._stores._upkeep",
-    ),
-    # wrap a call, record it, replay by id, ingest; bundles of records
-    "recording": (
-        "addressable._typeddicts",
-        "addressable._argerrors",
-        "addressable._docstrings",
-        "addressable._spec",
-        "addressable._recorder",
-        "addressable._unstorable",
-        "addressable._calls",
-        "addressable._bundlelines",
-        "addressable._bundle",
-    ),
-    # the model-facing registry: definitions, handle
-    "tools": (
-        "addressable._toolargs",
-        "addressable._modeltools",
-        "addressable._registry",
-        "addressable._wrapspec",
-    ),
-    # message shapes, eviction, stubs, summarisers, compaction, replay_result
-    "context": (
-        "addressable._blocks",
-        "addressable._stubs",
-        "addressable._gistparts",
-        "addressable._identifiers",
-        "addressable._gists",
-        "addressable._summarize",
-        "addressable._evict",
-        "addressable._conversation",
-        "addressable._shapes",
-        "addressable._sdkviews",
-        "addressable._messagetokens",
-        "addressable._messages",
-        "addressable._compactkit",
-        "addressable._evictplan",
-        "addressable._compactwhen",
-        "addressable._trim",
-        "addressable._compactstubs",
-        "addressable._compaction",
-        "addressable._patternsize",
-        "addressable._replayselect",
-        "addressable._replaytool",
-    ),
-    # the state document, its checks, continuity, staleness
-    "state": (
-        "addressable._stateparts",
-        "addressable._state",
-        "addressable._continuity",
-        "addressable._stateprompt",
-    ),
-    # `Toolkit`, the package's public names, and whether a call it handled failed
-    "facade": (
-        "addressable",
-        "addressable._failed",
-        "addressable._kitcontinuity",
-        "addressable._kitrecording",
-        "addressable._toolkit",
-    ),
-    # tool families, SDK integrations and the MCP proxy: users of the facade
-    "adapters": (
-        "adapters",
-        "adapters._apirecord",
-        "adapters._apirequest",
-        "adapters._apiscope",
-        "adapters._base",
-        "adapters._clients",
-        "adapters._command",
-        "adapters._decode",
-        "adapters._fetchrecord",
-        "adapters._git",
-        "adapters._gitlaunch",
-        "adapters._hits",
-        "adapters._html",
-        "adapters._http",
-        "adapters._launchers",
-        "adapters._launchspecs",
-        "adapters._memoryargs",
-        "adapters._process",
-        "adapters._programs",
-        "adapters._rootfs",
-        "adapters._roottree",
-        "adapters._searchindex",
-        "adapters._shellrecord",
-        "adapters._transport",
-        "adapters._urls",
-        "adapters._websearch",
-        "adapters.api",
-        "adapters.fetch",
-        "adapters.files",
-        "adapters.memory",
-        "adapters.search",
-        "adapters.shell",
-        "addressable.integrations",
-        "addressable.integrations.anthropic",
-        "addressable.integrations.langgraph",
-        "addressable.integrations.openai_agents",
-        "addressable._mcp",
-        "addressable._mcp._sdk",
-        "addressable._mcp.cli",
-        "addressable._mcp.config",
-        "addressable._mcp.proxy",
-        "addressable._mcp.proxystart",
-        "addressable._mcp.results",
-        "addressable._mcp.server",
-        "addressable._mcp.stdio",
-    ),
-    "bench": (
-        "addressable._bench",
-        "addressable._bench._costs",
-        "addressable._bench._needs",
-        "addressable._bench._report",
-        "addressable._bench._scenario",
-        "addressable._bench._sessions",
-        "addressable._bench._settings",
-        "addressable._bench._simulate",
-        "addressable._bench._statedoc",
-        "addressable._bench.cli",
-    ),
-    "cli": (
-        "addressable._cli",
-        "addressable._cli._inspect",
-        "addressable._cli._maintain",
-        "addressable._cli._output",
-        "addressable._cli._parser",
-        "addressable._cli._values",
-        "addressable.__main__",
-    ),
-}
+# Lowest first: a module may import its own layer and those before it. A module's layer
+# is the row of the longest folder that holds it.
+LAYERS: tuple[tuple[str, str], ...] = (
+    ("addressable.core", "ids and hashing, records, payloads, tokens, secrets, errors: pure"),
+    ("addressable.store", "the Store protocol, the one store, disk / memory / redis"),
+    ("addressable.recording", "wrap a call, record it, replay by id, ingest, bundles"),
+    ("addressable.context", "message shapes, eviction, stubs, summarisers, compaction"),
+    ("addressable.tools", "the model-facing registry: definitions, handle, replay_result"),
+    ("addressable.state", "the state document, its checks, continuity, staleness"),
+    ("addressable.kit", "Toolkit, the object users hold, made of the parts below"),
+    ("addressable", "the front door: the package's names and its sub-namespaces"),
+    ("adapters", "the tool families, installed as addressable.adapters"),
+    ("addressable.integrations", "the SDK and framework recipes"),
+    ("addressable.mcp", "MCP serve and proxy"),
+    ("addressable.bench", "the token-savings engine, on the public API"),
+    ("addressable.cli", "the one face that knows every part"),
+    ("addressable.__main__", "python -m addressable"),
+)
+RANK = {folder: rank for rank, (folder, _) in enumerate(LAYERS)}
 
-RANK = {module: rank for rank, layer in enumerate(LAYERS.values()) for module in layer}
-LAYER_OF = {module: name for name, layer in LAYERS.items() for module in layer}
+
+def layer_of(module: str) -> str:
+    """The row of the longest folder in `LAYERS` that holds `module`."""
+    holders = [f for f in RANK if module == f or module.startswith(f + ".")]
+    return max(holders, key=len) if holders else ""
 
 
 def _modules() -> dict[str, Path]:
@@ -283,35 +137,35 @@ def _cycles(edges: dict[tuple[str, str], int]) -> list[list[str]]:
 
 
 def test_every_module_has_a_layer() -> None:
-    unlisted = sorted(set(MODULES) - set(RANK))
-    assert not unlisted, f"modules with no layer in LAYERS: {unlisted}"
-    gone = sorted(set(RANK) - set(MODULES))
-    assert not gone, f"LAYERS lists modules that do not exist: {gone}"
+    unlisted = sorted(m for m in MODULES if not layer_of(m))
+    assert not unlisted, f"modules in no folder of LAYERS: {unlisted}"
+    empty = sorted(f for f in RANK if not any(layer_of(m) == f for m in MODULES))
+    assert not empty, f"LAYERS lists folders that hold no module: {empty}"
 
 
 def test_the_walk_sees_every_kind_of_import() -> None:
     # The walk itself: a TYPE_CHECKING import, a function's import and a relative one
     # in the modules known to have them are all found.
     edges = _edges()
-    assert ("addressable._toolkit", "addressable._recorder") in edges  # relative
-    assert ("addressable._replaytool", "addressable._stores") in edges  # TYPE_CHECKING
-    assert ("addressable._mcp.cli", "addressable._toolkit") in edges  # in a function
+    assert ("addressable.kit.toolkit", "addressable.recording.recorder") in edges  # relative
+    assert ("addressable.tools.replay", "addressable.store") in edges  # TYPE_CHECKING
+    assert ("addressable.mcp.cli", "addressable.kit.toolkit") in edges  # in a function
     assert ("adapters.api", "addressable") in edges  # absolute
-    assert ("addressable._cli._inspect", "adapters") in edges  # import_module("...")
+    assert ("addressable.cli.inspect", "adapters") in edges  # import_module("...")
     # adapters/ under the name it is installed as is the adapters layer, not the facade
     statement = ast.parse("from addressable.adapters.shell import Shell").body[0]
     assert isinstance(statement, ast.ImportFrom)
-    assert _targets("addressable._stubs", MODULES["addressable._stubs"], statement) == {
-        "adapters.shell"
-    }
+    assert _targets(
+        "addressable.context.stubs", MODULES["addressable.context.stubs"], statement
+    ) == {"adapters.shell"}
 
 
 def test_no_import_points_up() -> None:
     upward = [
-        f"{source} ({LAYER_OF[source]}) imports {target} ({LAYER_OF[target]}), "
+        f"{source} ({layer_of(source)}) imports {target} ({layer_of(target)}), "
         f"{MODULES[source].relative_to(ROOT)}:{line}"
         for (source, target), line in sorted(_edges().items())
-        if RANK[target] > RANK[source]
+        if RANK[layer_of(target)] > RANK[layer_of(source)]
     ]
     assert not upward, "upward imports:\n" + "\n".join(upward)
 
@@ -322,14 +176,19 @@ def test_no_cycles() -> None:
 
 
 def test_the_check_finds_an_upward_edge_and_a_cycle() -> None:
-    # The checks themselves: an import from the base into the facade, and back, is
-    # both an upward edge and a cycle.
+    # The checks themselves: an import from the core into the kit, and back, is both
+    # an upward edge and a cycle; a module is in the row of its longest folder.
+    assert layer_of("addressable.store.disk.sql") == "addressable.store"
+    assert layer_of("addressable.ids") == "addressable"
+    assert layer_of("adapters.shell") == "adapters"
     edges = {
-        ("addressable.ids", "addressable._toolkit"): 1,
-        ("addressable._toolkit", "addressable.ids"): 1,
+        ("addressable.core.ids", "addressable.kit.toolkit"): 1,
+        ("addressable.kit.toolkit", "addressable.core.ids"): 1,
     }
-    assert RANK["addressable._toolkit"] > RANK["addressable.ids"]
-    assert _cycles(edges) == [["addressable._toolkit", "addressable.ids", "addressable._toolkit"]]
+    assert RANK[layer_of("addressable.kit.toolkit")] > RANK[layer_of("addressable.core.ids")]
+    assert _cycles(edges) == [
+        ["addressable.core.ids", "addressable.kit.toolkit", "addressable.core.ids"]
+    ]
 
 
 def _meta_keys_written_out(tree: ast.AST) -> list[tuple[int, str]]:
@@ -366,7 +225,7 @@ def test_below_the_adapters_meta_is_read_through_the_report_keys() -> None:
     written = [
         f"{MODULES[module].relative_to(ROOT)}:{line} reads meta[{key!r}]"
         for module, path in MODULES.items()
-        if RANK[module] < RANK["adapters"]
+        if RANK[layer_of(module)] < RANK["adapters"]
         for line, key in _meta_keys_written_out(ast.parse(path.read_text(encoding="utf-8")))
     ]
     assert not written, "\n".join(written)

@@ -311,8 +311,8 @@ def test_a_bad_config_or_command_is_one_line(tmp_path: Path) -> None:
 def test_a_key_template_with_a_format_spec_or_conversion_is_refused_at_load(
     tmp_path: Path, key: str
 ) -> None:
-    from addressable._errors import ConfigError
-    from addressable._mcp.config import load_config
+    from addressable.core.errors import ConfigError
+    from addressable.mcp.config import load_config
 
     config = tmp_path / "proxy.toml"
     config.write_text(
@@ -431,9 +431,9 @@ def test_serve_refuses_at_start_a_value_its_adapter_cannot_work_with(
     tmp_path: Path, case: str
 ) -> None:
     import addressable as ad
-    from addressable._errors import ConfigError
-    from addressable._mcp.config import ServeConfig
-    from addressable._mcp.server import add_adapters
+    from addressable.core.errors import ConfigError
+    from addressable.mcp.config import ServeConfig
+    from addressable.mcp.server import add_adapters
 
     names, values, field, said = _serve_case(tmp_path, case)
     before = {f: f.read_bytes() for f in tmp_path.iterdir() if f.is_file()}
@@ -553,7 +553,7 @@ def test_without_the_extra_the_error_names_it() -> None:
         "import sys; sys.modules['mcp'] = None\n"
         "import addressable as ad\n"
         "try:\n"
-        "    import addressable._mcp.server\n"
+        "    import addressable.mcp.server\n"
         "except ad.MissingDependency as exc:\n"
         "    print(exc)\n"
     )

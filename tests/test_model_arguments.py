@@ -162,9 +162,9 @@ def test_an_api_body_that_is_not_json_is_refused_before_sending(
 def test_a_bad_argument_is_answered_as_the_readme_says_whatever_the_tool(
     kit: ad.Toolkit,
 ) -> None:
-    # README's Security section: "The answer is one line, `error: TOOL: argument 'NAME'
-    # ...`, and nothing ran or was recorded": an adapter's, a wrapped function's alike.
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    # The Security page (docs/security.md): "The answer is one line, `error: TOOL: argument
+    # 'NAME' ...`, and nothing ran or was recorded": an adapter's, a wrapped function's alike.
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text()
     assert re.search(r"`error: TOOL: argument\s+'NAME'\s+\.\.\.`", readme)
     ran: list[int] = []
     Fetch(kit)

@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 import addressable as ad
-from addressable._models import with_tokens
+from addressable.core.records import with_tokens
 
 WHEN = datetime(2026, 3, 11, 9, 30, 15, 123456, tzinfo=UTC)
 

@@ -44,8 +44,8 @@ def test_wheel_maps_adapters_under_addressable(tmp_path: Path) -> None:
     assert "addressable/py.typed" in names
     # The token encodings ship in the wheel: nothing is downloaded at run time.
     assert {
-        "addressable/_encodings/cl100k_base.tiktoken.gz",
-        "addressable/_encodings/o200k_base.tiktoken.gz",
+        "addressable/core/encodings/cl100k_base.tiktoken.gz",
+        "addressable/core/encodings/o200k_base.tiktoken.gz",
     } <= names
     (license_file,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
     assert zipfile.ZipFile(wheel).read(license_file) == (ROOT / "LICENSE").read_bytes()
@@ -77,4 +77,4 @@ def test_the_license_is_mit_and_in_the_sdist(tmp_path: Path) -> None:
         (license_file,) = [n for n in names if n.count("/") == 1 and n.endswith("/LICENSE")]
         member = sdist.extractfile(license_file)
         assert member is not None and member.read() == (ROOT / "LICENSE").read_bytes()
-        assert any(n.endswith("addressable/_encodings/o200k_base.tiktoken.gz") for n in names)
+        assert any(n.endswith("addressable/core/encodings/o200k_base.tiktoken.gz") for n in names)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._patternsize import expanded_size
-from addressable._replaytool import select
+from addressable.tools.patterns import expanded_size
+from addressable.tools.replay import select
 
 ITEMS = 10_000  # what a pattern may stand for written out (PATTERN_ITEMS, as README says)
 ROOT = Path(__file__).resolve().parent.parent

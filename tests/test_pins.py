@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._compaction import STUB_PIN_AGE
+from addressable.context.compaction import STUB_PIN_AGE
 
 from .conftest import FakeClock
 from .test_compaction import grep_session

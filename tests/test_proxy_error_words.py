@@ -8,7 +8,7 @@ from __future__ import annotations
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from addressable._mcp.proxy import _first_text, _said_by_client
+from addressable.mcp.proxy import _first_text, _said_by_client
 
 
 def test_only_the_client_s_own_words_are_a_timeout_or_a_closed_connection() -> None:

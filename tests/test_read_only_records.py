@@ -281,7 +281,7 @@ def test_a_content_hash_not_written_as_hashes_are_is_refused_on_every_read(
 
 
 def test_what_a_store_keeps_parsed_is_bounded_by_its_bytes(tmp_path: Path) -> None:
-    from addressable._stores import _parsed
+    from addressable.store import parsed as _parsed
 
     kit = _kit(tmp_path)
     for n in range(3 * _parsed.TOTAL // _parsed.LARGEST):

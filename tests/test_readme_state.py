@@ -1,6 +1,6 @@
-"""The README's state-document example runs as written: a real Anthropic client behind
-a mocked transport answers with the document, and the results a compaction evicts are
-what the prompt carries."""
+"""The state-document example in docs/state.md runs as written: a real Anthropic client
+behind a mocked transport answers with the document, and the results a compaction evicts
+are what the prompt carries."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import httpx2
 
 import addressable as ad
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+STATE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "state.md"
 
 
 def _example() -> str:
-    section = re.search(r"## The state document\n(.*?)\n## ", README.read_text(), re.S)
+    section = re.search(r"\A# The state document\n(.*)", STATE_PAGE.read_text(), re.S)
     assert section is not None
     blocks = re.findall(r"```python\n(.*?)```", section[1], re.S)
     assert blocks

@@ -1,6 +1,6 @@
-"""The README's Python passes `mypy --strict` as a user would write it: the first example,
-the state document's, and every recipe, which hands `kit.tools()` and
-`Compaction.messages` to the SDKs."""
+"""The docs' Python passes `mypy --strict` as a user would write it: the README's first
+example, the state document's (docs/state.md), and every recipe (docs/recipes.md), which
+hands `kit.tools()` and `Compaction.messages` to the SDKs."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+DOCS = README.parent / "docs"
 
 # What a recipe takes from the code around it, with the types a user's code gives it.
 PREAMBLE = """\
@@ -33,7 +34,7 @@ TASK = "Which of these modules are thread-safe?"
 TRIGGER = 100_000
 """
 
-# The recipes in README order, and the client each one is handed.
+# The recipes in the order of docs/recipes.md, and the client each one is handed.
 CLIENTS = [
     "client: anthropic.Anthropic",
     "client: openai.OpenAI",
@@ -44,15 +45,15 @@ CLIENTS = [
 ]
 
 
-def _module(text: str) -> str:
+def _module(text: str, recipes_page: str, state_page: str) -> str:
     first = re.search(r"## A first example\n\n```python\n(.*?)```", text, re.S)
-    section = re.search(r"## Recipes.*?\n(.*?)\n## ", text, re.S)
+    section = re.search(r"\A# Recipes.*?\n(.*)", recipes_page, re.S)
     assert first is not None and section is not None
     recipes = re.findall(r"```python\n(.*?)```", section[1], re.S)
     assert len(recipes) == len(CLIENTS)
     parts = [PREAMBLE]
     parts.append("def first_example() -> None:\n" + textwrap.indent(first[1], "    "))
-    state = re.search(r"## The state document\n.*?```python\n(.*?)```", text, re.S)
+    state = re.search(r"\A# The state document\n.*?```python\n(.*?)```", state_page, re.S)
     assert state is not None
     parts.append(
         "def state_example(client: anthropic.Anthropic, kit: ad.Toolkit, messages: list[Any], "
@@ -67,7 +68,8 @@ def _module(text: str) -> str:
 
 def test_readme_python_passes_mypy_strict(tmp_path: Path) -> None:
     source = tmp_path / "readme_examples.py"
-    source.write_text(_module(README.read_text()))
+    pages = (DOCS / "recipes.md").read_text(), (DOCS / "state.md").read_text()
+    source.write_text(_module(README.read_text(), *pages))
     proc = subprocess.run(
         [
             sys.executable,

@@ -1,4 +1,4 @@
-"""The README's recipe for the Anthropic SDK's tool runner, run against the SDK's
+"""The recipe in docs/recipes.md for the Anthropic SDK's tool runner, run against the SDK's
 runner with a scripted model on a mocked transport."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from addressable.integrations.anthropic import async_runner_tools, compact_runne
 from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
-# The context a loop allows before it compacts (100_000, say, in the README): the
+# The context a loop allows before it compacts (100_000, say, in docs/recipes.md): the
 # scripted session is short, so here every request is over it.
 TRIGGER = 1
 

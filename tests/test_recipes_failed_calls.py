@@ -243,8 +243,8 @@ def test_the_agents_sdk_sets_the_error_of_a_failed_calls_span(disk_kit: ad.Toolk
 def test_a_call_whose_record_failed_is_failed_whatever_its_text(
     disk_kit: ad.Toolkit, tmp_path: Path
 ) -> None:
-    from addressable._failed import failed
     from addressable.adapters import Shell
+    from addressable.kit.failed import failed
 
     Shell(disk_kit, cwd=tmp_path, allow=["sleep"], timeout=0.2)
     # A command that timed out shows its output and how it ended, not "error: ...".

@@ -1,4 +1,4 @@
-"""The README's plain loops, one for each API, run as written against the real SDK
+"""The plain loops of docs/recipes.md, one for each API, run as written against the real SDK
 clients with a scripted model behind a mocked transport: tool calls through
 `kit.handle`, a compaction, a `replay_result` that gives back what was evicted."""
 
@@ -15,7 +15,7 @@ from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_ki
 
 MODEL = "claude-sonnet-5-5"
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
-# The context a loop allows before it compacts (100_000, say, in the README): the
+# The context a loop allows before it compacts (100_000, say, in docs/recipes.md): the
 # scripted session is short, so here every request is over it.
 TRIGGER = 1
 
@@ -40,7 +40,7 @@ def test_anthropic_messages_loop(kit: ad.Toolkit) -> None:
     client = anthropic.Anthropic(
         api_key="x", http_client=httpx2.Client(transport=model.transport())
     )
-    # -- README: plain loop, Anthropic Messages --------------------------------------
+    # -- docs/recipes.md: plain loop, Anthropic Messages -----------------------------
     # fmt: off
     messages: list[Any] = [{"role": "user", "content": TASK}]
     while True:
@@ -65,7 +65,7 @@ def test_openai_chat_completions_loop(kit: ad.Toolkit) -> None:
 
     model = ScriptedModel()
     client = openai.OpenAI(api_key="x", http_client=httpx2.Client(transport=model.transport()))
-    # -- README: plain loop, OpenAI Chat Completions ---------------------------------
+    # -- docs/recipes.md: plain loop, OpenAI Chat Completions ------------------------
     # fmt: off
     messages: list[Any] = [{"role": "user", "content": TASK}]
     while True:
@@ -90,7 +90,7 @@ def test_openai_responses_loop(kit: ad.Toolkit) -> None:
 
     model = ScriptedModel()
     client = openai.OpenAI(api_key="x", http_client=httpx2.Client(transport=model.transport()))
-    # -- README: plain loop, OpenAI Responses ----------------------------------------
+    # -- docs/recipes.md: plain loop, OpenAI Responses -------------------------------
     # fmt: off
     items: list[Any] = [{"role": "user", "content": TASK}]
     while True:

@@ -1,4 +1,4 @@
-"""The README's recipe for the OpenAI Agents SDK, run with the SDK's Runner and its
+"""The recipe in docs/recipes.md for the OpenAI Agents SDK, run with the SDK's Runner and its
 Responses model, on a scripted model behind a mocked transport."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from addressable.integrations.openai_agents import input_filter, tools
 from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
-# The context a loop allows before it compacts (100_000, say, in the README): the
+# The context a loop allows before it compacts (100_000, say, in docs/recipes.md): the
 # scripted session is short, so here every request is over it.
 TRIGGER = 1
 

@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import addressable as ad
-from addressable._models import Determinism, Outcome, Record, Status
-from addressable._recorder import _validated
-from addressable._stores._codec import dump_record, load_record, new_record
+from addressable.core.records import Determinism, Outcome, Record, Status
 from addressable.ids import canonical_args
+from addressable.recording.recorder import _validated
+from addressable.store.codec import dump_record, load_record, new_record
 
 TEXT = st.text(max_size=12)
 SCALARS = st.one_of(

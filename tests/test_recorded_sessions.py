@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import addressable as ad
+from addressable.context import messages as _messages
 
 from . import modelloop, needs
 from .test_compaction_properties import SDK_TYPES
@@ -85,6 +86,6 @@ def test_the_same_sessions_in_the_api_shapes(session: dict[str, Any], shape: str
     result = ad.compact(row["messages"], kit=kit, keep_last=3)
     assert result.shape == shape and result.evicted
     SDK_TYPES[shape].validate_python(result.messages)
-    before = {r.call_id: r.text for r in ad._messages.parse(row["messages"]).results}
+    before = {r.call_id: r.text for r in _messages.parse(row["messages"]).results}
     for evicted in result.evicted:
         assert kit.handle("replay_result", {"id": evicted.id}) == before[evicted.call_id]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import addressable as ad
-from addressable._cli import main
-from addressable._exitcodes import EXIT_FAILURE
+from addressable.cli import main
+from addressable.core.exitcodes import EXIT_FAILURE
 
 SECRET = "s3cr3t-pw-9f2"
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import addressable as ad
-from addressable._stubs import short_id
+from addressable.context.stubs import short_id
 
 from .conftest import FakeClock, put_two_sharing_a_prefix
 

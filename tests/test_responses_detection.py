@@ -17,7 +17,7 @@ from openai import AsyncOpenAI
 from openai.types.responses import response_input_item_param, response_output_item
 
 import addressable as ad
-from addressable._messages import RESPONSES_ITEMS, detect
+from addressable.context.messages import RESPONSES_ITEMS, detect
 from addressable.integrations.openai_agents import input_filter, tools
 
 from .scripted_model import make_kit

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable._state import MAX_CHARS, MAX_CONTEXT_CHARS, MAX_ENTRIES, MAX_TOKENS
-from addressable._stateprompt import PROBLEMS_LISTED
 from addressable.adapters._urls import redact_url
+from addressable.state.document import MAX_CHARS, MAX_CONTEXT_CHARS, MAX_ENTRIES, MAX_TOKENS
+from addressable.state.prompt import PROBLEMS_LISTED
 
 TASK = ad.Task(text="Refund order 7 and check the modules", items=["refund", "queue"])
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
-from addressable._stores._keys import BLOB, blob_key
+from addressable.store.keys import BLOB, blob_key
 
 from .conftest import FakeClock, put_two_sharing_a_prefix
 

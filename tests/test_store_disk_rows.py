@@ -12,8 +12,8 @@ import diskcache
 import pytest
 
 import addressable as ad
-from addressable._stores import _disk_rows
-from addressable._stores._keys import RECORD, blob_key, tokens_key
+from addressable.store.disk import rows as _disk_rows
+from addressable.store.keys import RECORD, blob_key, tokens_key
 
 
 def _kit(path: Path) -> ad.Toolkit:

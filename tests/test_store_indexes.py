@@ -18,10 +18,10 @@ import pytest
 import redis
 
 import addressable as ad
-from addressable._stores._backend import Backend
-from addressable._stores._keys import BLOB, PIN, RECORD, TOMBSTONE, blob_key
 from addressable.adapters import Search
 from addressable.adapters.search import Hit
+from addressable.store.backend import Backend
+from addressable.store.keys import BLOB, PIN, RECORD, TOMBSTONE, blob_key
 
 from .conftest import FakeClock
 from .writer import run_writers

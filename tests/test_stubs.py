@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable._stubs import prefix_mark, short_id
+from addressable.context.stubs import prefix_mark, short_id
 
 from . import modelloop
 from .conftest import FakeClock

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable._bench import bench
-from addressable._bench._sessions import Session
-from addressable._messagetokens import MESSAGE_OVERHEAD
+from addressable.bench import bench
+from addressable.bench.sessions import Session
+from addressable.context.messagetokens import MESSAGE_OVERHEAD
 
 from .test_compaction import grep_session
 

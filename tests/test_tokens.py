@@ -78,7 +78,7 @@ def test_the_encodings_are_tiktokens_own(monkeypatch: pytest.MonkeyPatch) -> Non
     import tiktoken
     import tiktoken_ext.openai_public as public
 
-    from addressable import _tokens
+    from addressable.core import tokens as _tokens
 
     for name in ("cl100k_base", "o200k_base"):
         asked: list[str] = []
@@ -162,7 +162,7 @@ def test_a_damaged_encoding_file_is_an_error_not_an_estimate(tmp_path: Path) -> 
     damaged = tmp_path / "o200k_base.tiktoken.gz"
     damaged.write_bytes(gzip.compress(b"aGVsbG8= 0\n"))
     code = (
-        "import sys; from pathlib import Path; from addressable import _tokens; "
+        "import sys; from pathlib import Path; from addressable.core import tokens as _tokens; "
         f"_tokens.FILES_DIR = Path({str(tmp_path)!r}); import addressable as ad\n"
         "try:\n    ad.count_tokens('x', encoding='o200k_base')\n"
         "except ad.IntegrityError as exc:\n    print(exc)\n"

@@ -415,7 +415,7 @@ def test_a_model_cannot_send_api_credentials_of_its_own_in_a_url(
 
 
 def test_redact_urls_finds_every_url_in_text_and_json() -> None:
-    from addressable._urlcredentials import redact_urls
+    from addressable.core.credentials import redact_urls
 
     # A password may hold a quote unencoded; a URL may be a key of a mapping.
     assert redact_urls("https://bob:it's-hunter2@host/x") == "https://bob:%5Bredacted%5D@host/x"

@@ -19,7 +19,7 @@ import pytest
 import redis
 
 import addressable as ad
-from addressable._stores._keys import BLOB, RECORD, blob_key
+from addressable.store.keys import BLOB, RECORD, blob_key
 
 from .conftest import FakeClock
 
@@ -295,7 +295,7 @@ def test_a_listing_goes_on_past_a_damaged_record_and_names_it(
 def test_ls_lists_the_others_and_exits_4_naming_the_damaged(
     tmp_path: Path, clock: FakeClock, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from addressable._cli import main
+    from addressable.cli import main
 
     path = tmp_path / "s"
     with ad.DiskStore(path) as store:

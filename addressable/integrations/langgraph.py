@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._compaction import compact
-from .._errors import MissingDependency
-from .._failed import failed
+from ..context.compaction import compact
+from ..core.errors import MissingDependency
+from ..kit.failed import failed
 
 if TYPE_CHECKING:
-    from .._toolkit import Toolkit
+    from ..kit.toolkit import Toolkit
 
 
 def tools(kit: Toolkit) -> list[Any]:

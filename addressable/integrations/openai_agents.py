@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .._compaction import compact
-from .._errors import MissingDependency
-from .._failed import failed
-from .._replaytool import handle_content
+from ..context.compaction import compact
+from ..core.errors import MissingDependency
+from ..kit.failed import failed
+from ..tools.replay import handle_content
 
 if TYPE_CHECKING:
-    from .._toolkit import Toolkit
+    from ..kit.toolkit import Toolkit
 
 
 def _agents() -> Any:

@@ -1,0 +1,191 @@
+"""`addressable bench`: its options, and running it to write its table, JSON, plot and
+trajectory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .. import ArgumentError, MissingDependency, token_counter
+from ..core.exitcodes import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from . import STRATEGIES, bench, markdown, plot
+from .sessions import read_sessions
+from .settings import (
+    DEFAULT_BUDGET,
+    DEFAULT_CACHE_READ,
+    DEFAULT_CACHE_WRITE,
+    DEFAULT_CLEAR_AT_LEAST,
+    DEFAULT_KEEP,
+    DEFAULT_OUT,
+    DEFAULT_TRIGGER,
+    DEFAULT_WINDOW,
+    check_settings,
+)
+
+DESCRIPTION = (
+    "Replay recorded sessions under each context strategy (none, clear, window, "
+    "addressable, addressable+state, oracle) and price what the agent pays: the request "
+    "tokens of every turn, a round trip (one more request, the result read again in "
+    "full) for each result a turn lost values from, every request again with prompt "
+    "caching, and the sessions that went over the context window. With no --trace, "
+    "runs the bundled scenario: a scripted research agent over the standard library's "
+    "documentation, served and indexed locally."
+)
+
+
+def add_arguments(
+    p: argparse.ArgumentParser, *, encodings: Sequence[str], default_encoding: str
+) -> None:
+    """The options of `addressable bench`; `encodings` are the names `--encoding` takes
+    (those `count_tokens` counts in), `default_encoding` the one counted in without it."""
+    p.add_argument("--trace", help="JSONL of recorded sessions, one a line")
+    p.add_argument(
+        "--trigger",
+        type=int,
+        default=DEFAULT_TRIGGER,
+        help=f"compact when a request is over this many tokens ({DEFAULT_TRIGGER})",
+    )
+    p.add_argument(
+        "--keep", type=int, default=DEFAULT_KEEP, help=f"tool results kept whole ({DEFAULT_KEEP})"
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        help=f"tokens a stub may take (compact's default, {DEFAULT_BUDGET})",
+    )
+    p.add_argument(
+        "--clear-at-least",
+        type=int,
+        default=DEFAULT_CLEAR_AT_LEAST,
+        help=f"clear only if it frees this many tokens ({DEFAULT_CLEAR_AT_LEAST})",
+    )
+    p.add_argument(
+        "--window",
+        type=int,
+        default=DEFAULT_WINDOW,
+        help="the context window: a request over this many tokens fails, and the session "
+        f"counts as failed for that strategy ({DEFAULT_WINDOW})",
+    )
+    p.add_argument(
+        "--cache-read",
+        type=float,
+        default=DEFAULT_CACHE_READ,
+        help="price of a token of a request's prefix shared with the previous request, "
+        f"in input tokens ({DEFAULT_CACHE_READ})",
+    )
+    p.add_argument(
+        "--cache-write",
+        type=float,
+        default=DEFAULT_CACHE_WRITE,
+        help=f"price of every other token, in input tokens ({DEFAULT_CACHE_WRITE})",
+    )
+    p.add_argument(
+        "--encoding",
+        choices=encodings,
+        help=f"count tokens in this encoding ({default_encoding})",
+    )
+    p.add_argument(
+        "--out",
+        default=DEFAULT_OUT,
+        help="folder for report.md, report.json, plot.png and, for the bundled "
+        f"scenario, its trajectory scenario.jsonl (./{DEFAULT_OUT})",
+    )
+    p.add_argument("--plot", metavar="PATH", help="also write the plot here")
+    p.add_argument("--markdown", metavar="PATH", help="also write the table here")
+
+
+def run_bench(args: argparse.Namespace, out: Console) -> int:
+    try:  # before anything is built or written
+        check_settings(
+            trigger=args.trigger,
+            keep=args.keep,
+            window=args.window,
+            cache_read=args.cache_read,
+            cache_write=args.cache_write,
+            budget=args.budget,
+            clear_at_least=args.clear_at_least,
+            flags=True,
+        )
+    except ArgumentError as exc:
+        print(f"addressable: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from .scenario import build, write_trajectory
+
+    folder = Path(args.out)
+    errors = Console(stderr=True)
+    kits = {}
+    if args.trace:
+        if not Path(args.trace).is_file():
+            print(f"addressable: error: no trace file at {args.trace}", file=sys.stderr)
+            return EXIT_FAILURE
+        items = list(read_sessions(args.trace))
+        folder.mkdir(parents=True, exist_ok=True)
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        with errors.status(
+            "building the bundled scenario (pydoc, a local server, the scripted agent)"
+        ):
+            session, kit = build()
+        write_trajectory(session, str(folder / "scenario.jsonl"))
+        items, kits = [session], {session.session_id: kit}
+    runnable = sum(1 for i in items if not hasattr(i, "error"))
+    columns = (
+        TextColumn("{task.description}", markup=False),  # session ids are data
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=errors, transient=True) as bar:
+        task = bar.add_task("replaying", total=runnable * len(STRATEGIES))
+        report = bench(
+            items,
+            trigger=args.trigger,
+            keep=args.keep,
+            budget=args.budget,
+            clear_at_least=args.clear_at_least,
+            window=args.window,
+            cache_read=args.cache_read,
+            cache_write=args.cache_write,
+            kits=kits,
+            tokenizer=token_counter(args.encoding) if args.encoding else None,
+            progress=lambda sid, done: bar.update(task, completed=done, description=sid[:40]),
+        )
+    # Plain lines on stderr (not rich's console, which would wrap them): one a problem.
+    for bad in report.errors:
+        print(f"addressable: line {bad.line}: {bad.error}", file=sys.stderr)
+    if not report.sessions:
+        print("addressable: error: no session could be read", file=sys.stderr)
+        return EXIT_FAILURE
+    table = markdown(report)
+    data = json.dumps(report.to_json(), indent=2) + "\n"
+    written: list[str] = []
+    if not args.trace:
+        written.append(str(folder / "scenario.jsonl"))
+    for path, text in (
+        (folder / "report.md", table),
+        (folder / "report.json", data),
+        (args.markdown, table),
+    ):
+        if path:
+            Path(path).write_text(text, encoding="utf-8")
+            written.append(str(path))
+    for path in (folder / "plot.png", args.plot):
+        if path:
+            try:
+                plot(report, path)
+            except MissingDependency as exc:
+                print(f"addressable: no plot: {exc}", file=sys.stderr)
+                break
+            written.append(str(path))
+    # The report on stdout, to a terminal or a pipe alike (--json: the JSON document);
+    # where the files went on stderr, so that stdout stays the report.
+    sys.stdout.write(data if getattr(args, "json", False) else table)
+    sys.stdout.flush()
+    print(f"addressable: wrote {', '.join(written)}", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,114 @@
+"""The `addressable` command: look into a store, replay, verify, collect garbage, move it.
+
+`main` parses the command line, opens the store and runs the command, turning each
+kind of error into its exit code; the parser, the commands and the output live in the
+modules beside this one."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+from rich.console import Console
+
+from ..core.errors import (
+    AddressableError,
+    AmbiguousId,
+    ArgumentError,
+    BadId,
+    IntegrityError,
+    NoStore,
+    NotFound,
+    NotReplayable,
+)
+from ..core.exitcodes import (
+    EXIT_FAILURE,
+    EXIT_INTEGRITY,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_USAGE,
+)
+from ..store import Store, open_store
+from .inspect import HEAD_BYTES, HEAD_LINES
+from .output import one_line, visible
+from .parser import EPILOG, build_parser
+
+__all__ = ["EPILOG", "HEAD_BYTES", "HEAD_LINES", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "bench":
+        from ..bench.cli import run_bench
+
+        try:
+            return run_bench(args, Console(highlight=False, soft_wrap=True))
+        except (AddressableError, OSError) as exc:
+            return _fail(exc, EXIT_FAILURE)
+    # Nothing printed here is markup: what tools wrote must show as written.
+    out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+    try:
+        store, made = _opened(args)
+        code: int = EXIT_FAILURE  # until the command says otherwise
+        try:
+            code = args.run(store, args, out)
+            return code
+        finally:
+            # A store this command made and then failed to fill (a refused bundle, an
+            # upstream that never started) is not left behind as an empty folder.
+            unmake = made is not None and code != EXIT_OK and _empty(store)
+            store.close()
+            if unmake:
+                shutil.rmtree(str(made), ignore_errors=True)
+    except NoStore as exc:
+        return _fail(
+            f"no store at {visible(str(exc.path))}: {exc.why}; only import and mcp create "
+            "a store: check --store and $ADDRESSABLE_STORE",
+            EXIT_FAILURE,
+        )
+    except (BadId, AmbiguousId, NotReplayable, ArgumentError) as exc:
+        return _fail(exc, EXIT_USAGE)
+    except NotFound as exc:
+        return _fail(exc, EXIT_NOT_FOUND)
+    except IntegrityError as exc:
+        return _fail(exc, EXIT_INTEGRITY)
+    except BrokenPipeError:  # output piped into `head` and the like
+        return EXIT_OK
+    except (AddressableError, OSError, httpx.HTTPError) as exc:
+        return _fail(exc, EXIT_FAILURE)  # a re-run that could not reach its source, too
+
+
+def _opened(args: argparse.Namespace) -> tuple[Store, Path | None]:
+    """The store the command runs on, and the folder that opening it made (the
+    outermost one that was not there), if it made one."""
+    try:
+        return open_store(args.store, create=False), None
+    except NoStore as exc:
+        if not args.creates:
+            raise
+        made = None
+        for folder in (exc.path, *exc.path.parents):
+            if folder.exists():
+                break
+            made = folder
+        return open_store(args.store, create=True), made
+
+
+def _empty(store: Store) -> bool:
+    """Whether the store holds nothing at all."""
+    try:
+        stats = store.stats()
+    except AddressableError:
+        return False
+    return stats.records == 0 and stats.blobs == 0
+
+
+def _fail(exc: BaseException | str, code: int) -> int:
+    print(f"addressable: error: {one_line(str(exc)) or type(exc).__name__}", file=sys.stderr)
+    return code

@@ -1,0 +1,2 @@
+"""The context: message lists in the APIs' shapes, eviction, stubs, summaries and
+compaction."""

@@ -1,0 +1,1 @@
+"""`Toolkit`: the object users hold, made of the parts below it."""

@@ -1,0 +1,131 @@
+"""`addressable mcp serve` and `addressable mcp proxy`: their options, and running them.
+Nothing here imports the `mcp` SDK until a command runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..core.errors import ConfigError
+from ..core.exitcodes import EXIT_OK, EXIT_USAGE
+from ..store import Store
+
+DESCRIPTION = (
+    "Serve the toolkit over the Model Context Protocol, or stand in front of another MCP "
+    "server so that its results are recorded: every tool result gets an id and a link to "
+    "addressable://result/ID, readable as an MCP resource and by replay_result."
+)
+SERVE = (
+    "serve adapters and replay_result as an MCP server on stdio "
+    "(or streamable HTTP on 127.0.0.1 with --http PORT)"
+)
+PROXY = (
+    "start an upstream MCP server (COMMAND ARGS... after --) and serve its tools on stdio, "
+    "every result recorded, plus replay_result"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """The `serve` and `proxy` subcommands, under the `mcp` command's parser."""
+    sub = parser.add_subparsers(dest="mcp_command", required=True, metavar="SUBCOMMAND")
+    p = sub.add_parser("serve", parents=[common], help=SERVE, description=SERVE)
+    p.set_defaults(run=run_serve, creates=True)
+    p.add_argument(
+        "adapters",
+        nargs="*",
+        metavar="ADAPTER",
+        help="adapters to serve: fetch, search, shell, files, memory (added to the config's)",
+    )
+    p.add_argument("--config", help="a TOML config file (see the README)")
+    p.add_argument("--root", help="the folder files reads and shell runs in (default: .)")
+    p.add_argument("--memory-dir", help="the memory tool's folder (default: ./memories)")
+    p.add_argument("--index", help="search: a local SQLite FTS5 index file")
+    p.add_argument("--searxng", metavar="URL", help="search: a SearXNG instance instead")
+    p.add_argument(
+        "--http",
+        type=_port,
+        metavar="PORT",
+        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio",
+    )
+
+    p = sub.add_parser("proxy", parents=[common], help=PROXY, description=PROXY)
+    p.set_defaults(run=run_proxy, creates=True)
+    p.add_argument("--config", help="a TOML config file: timeout and [[tools]] rules")
+    p.add_argument("--timeout", type=float, help="seconds an upstream call may take (60)")
+    p.add_argument("upstream", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
+
+
+def run_serve(store: Store, args: argparse.Namespace, out: Any) -> int:
+    import anyio
+
+    from ..kit.toolkit import Toolkit
+    from .config import load_config
+
+    try:
+        config = load_config(args.config).serve
+        updates: dict[str, Any] = {}
+        # How each value an adapter checks at start was given, for its error to name.
+        where = f"config {args.config}: serve." if args.config else "serve."
+        fields = ("files.root", "shell.cwd", "memory.root", "search.index", "search.searxng")
+        given = {field: where + field for field in fields}
+        if args.root:
+            updates["files"] = config.files.model_copy(update={"root": args.root})
+            updates["shell"] = config.shell.model_copy(update={"cwd": args.root})
+            given |= {"files.root": "--root", "shell.cwd": "--root"}
+        if args.memory_dir:
+            updates["memory"] = config.memory.model_copy(update={"root": args.memory_dir})
+            given["memory.root"] = "--memory-dir"
+        if args.index or args.searxng:
+            search = {"index": args.index, "searxng": args.searxng}
+            updates["search"] = config.search.model_copy(update=search)
+            given |= {"search.index": "--index", "search.searxng": "--searxng"}
+        config = config.model_copy(update=updates)
+        from .server import add_adapters, build_server, serve_http, serve_stdio
+
+        kit = Toolkit(store)
+        add_adapters(kit, [*config.adapters, *args.adapters], config, given)
+    except ConfigError as exc:
+        return _usage(str(exc))
+    server = build_server(kit)
+    if args.http is not None:
+        anyio.run(serve_http, server, args.http)
+    else:
+        anyio.run(serve_stdio, server)
+    return EXIT_OK
+
+
+def run_proxy(store: Store, args: argparse.Namespace, out: Any) -> int:
+    from .config import load_config
+
+    command = list(args.upstream)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        return _usage("mcp proxy needs the upstream server's command after --")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        return _usage(str(exc))
+    if args.timeout is not None:
+        if not args.timeout > 0:
+            return _usage(f"--timeout must be more than 0 seconds, not {args.timeout}")
+        config = config.model_copy(update={"timeout": args.timeout})
+    from .proxystart import run
+
+    return run(store, config, command)
+
+
+def _usage(message: str) -> int:
+    print(f"addressable: error: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 < port < 65536:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, not {port}")
+    return port

@@ -1,0 +1,1 @@
+"""The state document, its checks, and what carries the work across compactions."""

@@ -1,0 +1,1 @@
+"""The embedded default store: diskcache (SQLite plus files) in a folder."""

@@ -1,0 +1,245 @@
+"""The `Store` protocol and the reports its maintenance operations return."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..core.records import Observation, Record
+
+
+class DamagedRecord(BaseModel):
+    """A record that cannot be given back as it was stored, or whose payload cannot."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    content_hash: str | None
+    # "corrupt": the payload re-hashes to something else; "missing": the payload is gone;
+    # "unreadable": the record is not a record; "altered": the record was changed after
+    # it was written (it no longer matches its checksum, its id no longer follows from
+    # its tool, args, key and content hash, or its size is not its payload's).
+    problem: str
+    detail: str
+
+
+class VerifyReport(BaseModel):
+    """What `Store.verify` found: damage names records; orphan blobs are only reclaimable.
+
+    `orphan_blobs` and `orphan_bytes` count payloads no record points to, left by a
+    writer killed mid-write (on disk, also payload files whose key was never committed):
+    space that `gc` reclaims, not damage.
+    """
+
+    records: int
+    blobs_checked: int
+    damaged: list[DamagedRecord]
+    orphan_blobs: int
+    orphan_bytes: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.damaged
+
+
+class GcReport(BaseModel):
+    """What `Store.gc` removed, and what it kept because it was pinned."""
+
+    removed_records: list[str]
+    removed_blobs: int
+    freed_bytes: int
+    kept_pinned: int
+    blob_bytes_after: int
+
+
+USER_PIN = "user"
+"""The reason of a pin made by hand (`addressable pin ID`): it lasts until unpinned."""
+
+
+class Pin(BaseModel):
+    """Why a record is pinned, and until when. A pin with sessions ends when every one
+    of them has ended (`Store.end_session`); one with `until` ends then; one with
+    neither (a user pin) lasts until unpinned."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str = USER_PIN
+    sessions: list[str] = []
+    until: datetime | None = None
+    # On a user pin: the pin it was put over (a stub's), which holds again once the
+    # user unpins, so that unpinning never ends a pin the user did not make.
+    under: Pin | None = None
+
+    def live(self, now: datetime) -> bool:
+        return self.until is None or now < self.until
+
+
+class StoreStats(BaseModel):
+    """Counts and sizes of what a store holds, as its indexes keep them (nothing is
+    counted when asked). `blobs` and `blob_bytes` are the payloads stored, each once;
+    `sessions` the sessions that saw a record, first or again; `oldest` and `newest`
+    the first observations of the oldest and newest records that can be read (a damaged
+    one is passed over: `verify` names it)."""
+
+    location: str
+    records: int
+    blobs: int
+    blob_bytes: int
+    pinned: int
+    pinned_by_reason: dict[str, int] = {}  # "user", "stub" (compaction's): pins held
+    sessions: int
+    by_tool: dict[str, int]
+    oldest: datetime | None
+    newest: datetime | None
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Where records and their payloads live.
+
+    Payloads are blobs addressed by their blake3 hash and stored once; a blob is written
+    before (or atomically with) the record that points to it; records never change once
+    written; every blob read re-hashes and raises `IntegrityError` on a mismatch.
+    """
+
+    @property
+    def location(self) -> str:
+        """Where the store is, as a URL `open_store` accepts."""
+        ...
+
+    def put(self, record: Record, payload: bytes) -> bool:
+        """Store a record and its payload; True if new, False if the id was known (the
+        observation is then appended to the record's list instead)."""
+        ...
+
+    def get(self, record_id: str) -> Record:
+        """The record with this full id; `NotFound`, or `Expired` if garbage-collected."""
+        ...
+
+    def resolve(self, text: str) -> str:
+        """The full id for an id or unique prefix; `BadId`, `AmbiguousId`, `NotFound`."""
+        ...
+
+    def read(self, record: Record) -> bytes:
+        """The payload of `record`, re-hashed; `IntegrityError` if it is damaged or gone."""
+        ...
+
+    def add_observation(self, record_id: str, observation: Observation) -> None:
+        """Append a later sighting to an existing record's list."""
+        ...
+
+    def observations(self, record_id: str) -> list[Observation]:
+        """Every sighting of the record, oldest first, the first being its own."""
+        ...
+
+    def last_seen(self, record: Record) -> datetime:
+        """When the record was last observed: what staleness and gc go by."""
+        ...
+
+    def records(
+        self,
+        *,
+        tool: str | None = None,
+        key: str | None = None,
+        session: str | None = None,
+        since: datetime | None = None,
+        refers_to: str | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
+        damaged: list[str] | None = None,
+    ) -> Iterator[Record]:
+        """Records matching every filter given, oldest first (by when they were first
+        observed, then id), or newest first; at most `limit` of them.
+
+        A record that cannot be given back as written raises `IntegrityError`; with a
+        `damaged` list, its id is added there and the listing goes on without it.
+
+        `session`: seen in that session (first or later); `since` (timezone-aware,
+        `ArgumentError` otherwise): last seen then or later; `refers_to`: whose meta
+        names that id as one of its values (a verification its action, a search hit its
+        search). Found through indexes: the cost follows what matches, not the size of
+        the store (listing every record reads every record)."""
+        ...
+
+    def pin(
+        self,
+        record_id: str,
+        *,
+        reason: str = USER_PIN,
+        session: str | None = None,
+        until: datetime | None = None,
+    ) -> None:
+        """Keep the record through every gc: a user pin (the default) until unpinned;
+        another (compaction pins for "stub") until `until` or until `session` has ended,
+        whichever comes first. Pinning again, for the same reason or over a live pin of
+        another, adds the session and keeps the later end; a user pin is never weakened
+        by another: a pin made over a user pin waits under it."""
+        ...
+
+    def unpin(self, record_id: str) -> None:
+        """Remove the record's pin; a user pin that was put over another (a stub's)
+        leaves that one in force."""
+        ...
+
+    def pin_info(self, record_id: str) -> Pin | None:
+        """The record's pin, ended or not; None if it has none."""
+        ...
+
+    def is_pinned(self, record_id: str, *, now: datetime | None = None) -> bool:
+        """Whether the record has a pin that has not ended at `now` (default: now)."""
+        ...
+
+    def end_session(self, session: str) -> int:
+        """Declare `session` ended: the pins it made for it alone end. How many ended."""
+        ...
+
+    def set_tokens(self, content_hash: str, tokens: int) -> None:
+        """Remember the token count of a payload, so that it is counted once."""
+        ...
+
+    def set_shown(self, text_hash: str, record_id: str) -> None:
+        """Remember that the text with this hash was shown to a model for the record, so
+        that a compaction in any process can point a stub at the record."""
+        ...
+
+    def shown(self, text_hash: str) -> str | None:
+        """The record a shown text (by its hash) stood for, if any."""
+        ...
+
+    def set_stub(self, mark: str, record_id: str, stub: bytes) -> None:
+        """Remember a stub compaction made of the record, under `mark` (a hash of the
+        result and its place in the conversation), so that a compaction in any process
+        gives the same bytes; it goes with the record."""
+        ...
+
+    def stub(self, mark: str, record_id: str) -> bytes | None:
+        """The stub of the record remembered under `mark`, if any."""
+        ...
+
+    def gc(
+        self,
+        *,
+        max_age: timedelta | None = None,
+        max_bytes: int | None = None,
+        now: datetime | None = None,
+    ) -> GcReport:
+        """Remove unpinned records last seen longer than `max_age` ago, then the oldest
+        unpinned ones until payloads take at most `max_bytes`, then unreferenced blobs.
+
+        Both limits must be positive (`ArgumentError` otherwise, as for a `now` without a
+        time zone). Records that cannot be read are left, with their payloads, for
+        `verify` to report."""
+        ...
+
+    def verify(self) -> VerifyReport:
+        """Re-hash every blob a record points to, check every record against its
+        checksum and (for results) its id, and name the damaged records; count the
+        payloads no record points to."""
+        ...
+
+    def stats(self) -> StoreStats: ...
+
+    def close(self) -> None: ...

@@ -12,7 +12,7 @@ import diskcache
 import pytest
 
 import addressable as ad
-from addressable.store.disk import rows as _disk_rows
+from addressable.store.disk import store as _disk_rows
 from addressable.store.keys import RECORD, blob_key, tokens_key
 
 

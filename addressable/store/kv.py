@@ -3,47 +3,198 @@
 A backend (`store.backend`) stores bytes under string keys, keeps ordered indexes and
 offers a section that excludes writers. Everything else is the store's, so the disk,
 memory and Redis stores differ only in where the bytes go: the layout of keys
-(`store.keys`) and indexes (`store.index`), how a record is stored (`store.codec`), reads
-(`store.reading`), pins (`store.pins`), verify, gc and reindex (`store.upkeep`); and here, opening
-(a store written before the indexes existed is indexed then, once), writing, and
-`stats`, which reads the sizes the indexes keep rather than counting.
+(`store.keys`) and indexes (`store.index`) and how a record is stored (`store.codec`) are
+theirs; here are writing, reading (through the indexes: by time, key, session, tool, id
+prefix and the ids a record's meta names, never by reading the others), pins (gc keeps a
+pinned record while its pin lasts), `stats` (read from the sizes the indexes keep), and
+upkeep: `verify` names damage, `gc` removes what is old or over a size and what killed
+writers left, `reindex` builds the indexes again. gc and reindex hold the backend's
+`exclusive` section, so that no record is written meanwhile.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+import functools
+import json
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import cast
 
-from ..core.records import Observation, Record
-from .backend import Backend
-from .codec import dump_record
+from ..core.errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound
+from ..core.ids import ID_LENGTH, check_prefix, content_digest, content_hash
+from ..core.records import Observation, Record, with_tokens
+from .backend import Backend, StrayFiles
+from .codec import _Damaged, dump_record, load_observation, load_pin, load_record
 from .index import (
     ADDRESS,
     BLOBS,
+    IDS,
     INDEXES,
+    KEY,
     PIN_REASONS,
     PINS,
     PINS_FOR,
+    REF,
+    SEEN,
+    SESSION,
     SESSIONS,
     TIME,
+    TOMBS,
     TOOL,
     TOOLS,
     VERSION,
     Entry,
+    all_entries,
     micros,
     record_entries,
     row_of,
     sighting_entries,
 )
-from .keys import OBSERVED, RECORD, SHOWN, blob_key, stub_key, tokens_key
-from .protocol import USER_PIN, StoreStats
-from .upkeep import Upkeep
+from .keys import (
+    BLOB,
+    OBSERVED,
+    PIN,
+    RECORD,
+    SHOWN,
+    STUB,
+    TOKENS,
+    TOMBSTONE,
+    blob_key,
+    prefix_marks,
+    stub_key,
+    stub_record,
+    tokens_key,
+)
+from .parsed import Parsed, ParsedRecords
+from .protocol import USER_PIN, DamagedRecord, GcReport, Pin, StoreStats, VerifyReport
 
 
-class KeyValueStore(Upkeep):
+def aware(name: str, when: object) -> datetime:
+    """`when`, if it is a datetime with a time zone; else `ArgumentError` naming it."""
+    if not isinstance(when, datetime):
+        raise ArgumentError(f"{name} must be a datetime, not {type(when).__name__} ({when!r})")
+    if when.utcoffset() is None:
+        raise ArgumentError(
+            f"{name} {when.isoformat()} has no time zone: give an aware datetime, "
+            "e.g. datetime.now(UTC)"
+        )
+    return when
+
+
+def limits(max_age: object, max_bytes: object) -> tuple[timedelta | None, int | None]:
+    """gc's limits, or `ArgumentError` naming the one that is not a positive amount."""
+    if max_age is not None:
+        if not isinstance(max_age, timedelta):
+            raise ArgumentError(
+                f"gc max_age must be a timedelta, not {type(max_age).__name__} ({max_age!r})"
+            )
+        if max_age <= timedelta(0):
+            raise ArgumentError(
+                f"gc max_age must be a positive duration, not {max_age}: it removes records "
+                "last seen longer ago than that"
+            )
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+            raise ArgumentError(
+                f"gc max_bytes must be a whole number of bytes, not "
+                f"{type(max_bytes).__name__} ({max_bytes!r})"
+            )
+        if max_bytes <= 0:
+            raise ArgumentError(
+                f"gc max_bytes must be a positive number of bytes, not {max_bytes}: payloads "
+                "are trimmed to at most that"
+            )
+    return max_age, max_bytes
+
+
+_PAGE = 4096  # the most ids a listing reads from an index at once
+
+
+def _checked(data: bytes, digest: str, record_id: str) -> bytes:
+    """A record's payload, re-hashed: `IntegrityError` rather than different bytes."""
+    actual = content_hash(data)
+    if actual != digest:
+        raise IntegrityError(
+            f"the payload of result {record_id} is corrupt: its bytes hash to "
+            f"{actual[:16]}, not {digest[:16]}; it will not be served"
+        )
+    return data
+
+
+def _joined(held: Pin | None, reason: str, session: str | None, until: datetime | None) -> Pin:
+    """A pin for `reason`, made over `held`. Pinned again, for this reason or while
+    another holds it (a stub's over a checkpoint's): every session that holds it, and
+    the later end, so that no pin ends another before its time. A pin with no end stays
+    with no end."""
+    if held is not None and (held.reason == reason or held.live(_now(None))):
+        sessions = sorted({*held.sessions, *([session] if session else [])})
+        until = None if held.until is None or until is None else max(until, held.until)
+    else:
+        sessions = [session] if session else []
+    return Pin(reason=reason, sessions=sessions, until=until)
+
+
+def _dumped(pin: Pin) -> bytes:
+    return pin.model_dump_json(exclude_none=True).encode()
+
+
+def _now(now: datetime | None) -> datetime:
+    return datetime.now(UTC) if now is None else aware("now", now)
+
+
+_log = logging.getLogger("addressable")
+
+
+def _progress_log(location: str) -> Callable[[int, int], None]:
+    def log(done: int, total: int) -> None:
+        if total >= 1000:
+            _log.info("indexing the store at %s: %d of %d records", location, done, total)
+
+    return log
+
+
+def _record_problem(record: Record, size: int) -> tuple[str | None, str]:
+    """Whether a readable record still says what was written: its id follows from its
+    fields (results only) and its size is its payload's."""
+    if record.size != size:
+        return "altered", f"it gives size {record.size}, but its payload is {size} bytes"
+    try:
+        derived = record.derived_id()
+    except ArgumentError as exc:
+        return "altered", f"its args are not canonical JSON: {exc}"
+    if derived is not None and derived != record.id:
+        return "altered", (
+            f"its id does not follow from its tool, args, key, content hash and nonce "
+            f"(they give {derived})"
+        )
+    return None, ""
+
+
+_HASH_FIELD = re.compile(rb'"content_hash":"([0-9a-f]{64})"')
+
+
+def _hashes_in(raw: bytes) -> set[str]:
+    """The content hashes a record that cannot be read names, found in its bytes."""
+    return {m.decode() for m in _HASH_FIELD.findall(raw)}
+
+
+class KeyValueStore:
     """A `Store` over a `Backend`; see `store.keys` for the key layout."""
 
     def __init__(self, backend: Backend) -> None:
-        super().__init__(backend)
+        self._backend = backend
+        self._ids = not backend.ranged_keys  # ids need an index of their own
+        self._own = not backend.indexes_records  # the entries of a record's Row too
+        # A backend that reads a record, its payload and its token count at once (a
+        # method of its class: a wrapper that passes other calls through reads apart).
+        self._joined: Callable[[str], tuple[bytes, bytes | None, bytes | None] | None] | None
+        joined = getattr(type(backend), "get_joined", None)
+        self._joined = None if joined is None else functools.partial(joined, backend)
+        self._recent: tuple[str, str, bytes] = ("", "", b"")  # id, hash, payload last read
+        self._parsed = ParsedRecords()  # used where the backend joins reads
         if backend.members(INDEXES) != [VERSION]:
             self._index_once()
 
@@ -59,8 +210,6 @@ class KeyValueStore(Upkeep):
     def close(self) -> None:
         self._parsed.clear()
         self._backend.close()
-
-    # -- writing ---------------------------------------------------------------------
 
     def put(self, record: Record, payload: bytes, value: bytes | None = None) -> bool:
         """`Store.put`; `value`: the record as `dump_record` gives it, when made already
@@ -126,8 +275,6 @@ class KeyValueStore(Upkeep):
     def stub(self, mark: str, record_id: str) -> bytes | None:
         return self._backend.get(stub_key(record_id, mark))
 
-    # -- counting --------------------------------------------------------------------
-
     def stats(self) -> StoreStats:
         """From the sizes the indexes keep: nothing is counted or read but the oldest
         and the newest record."""
@@ -166,3 +313,562 @@ class KeyValueStore(Upkeep):
                 return record.observed_at
             offset += len(ids)
         return None
+
+    # -- reading ---------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        return self._backend.location
+
+    def get(self, record_id: str) -> Record:
+        found = self._joined_read(record_id)
+        if found is None:
+            return self._get_apart(record_id)
+        record, payload = found
+        if payload is not None:  # kept for a `read` of it that follows (re-hashed there)
+            self._recent = (record_id, record.content_hash, payload)
+        return record
+
+    def fetch(self, record_id: str) -> tuple[Record, bytes]:
+        """The record of a full id and its payload, checked as `get` and `read` check
+        them: in one read where the backend joins them (a replay)."""
+        # `_joined_read` and `_checked`, written out: every replay runs this.
+        found = None if self._joined is None else self._joined(record_id)
+        if found is None:
+            record = self._get_apart(record_id)
+            return record, self.read(record)
+        value, payload, tokens = found
+        parsed = self._parsed_from(record_id, value, tokens)
+        record = parsed[2]
+        if payload is None:  # kept apart (in a file of its own)
+            return record, self.read(record)
+        if content_digest(payload) != parsed[3]:
+            _checked(payload, record.content_hash, record_id)  # raises, saying why
+        return record, payload
+
+    def _joined_read(self, record_id: str) -> tuple[Record, bytes | None] | None:
+        """The record, with its token count, and its payload where kept in its row, in
+        one read; None where the backend does not join them or found no record there."""
+        found = None if self._joined is None else self._joined(record_id)
+        if found is None:
+            return None
+        value, payload, tokens = found
+        return self._parsed_from(record_id, value, tokens)[2], payload
+
+    def _parsed_from(self, record_id: str, value: bytes, tokens: bytes | None) -> Parsed:
+        """The record these stored bytes and token count give: the one parsed from them
+        before, where they are the same bytes (compared whole), else parsed now."""
+        known = self._parsed.get(record_id, value, tokens)
+        if known is not None:
+            return known
+        return self._parsed.keep(record_id, value, tokens, load_record(record_id, value, tokens))
+
+    def _get_apart(self, record_id: str) -> Record:
+        """`get` by key (a backend may keep some records apart from the joined read)."""
+        raw = self._backend.get(RECORD + record_id)
+        if raw is None:
+            tomb = self._backend.get(TOMBSTONE + record_id)
+            if tomb is not None:
+                when = json.loads(tomb).get("at", "?")
+                raise Expired(
+                    f"result {record_id} expired: it was removed by garbage collection at "
+                    f"{when}; run the call again to get a fresh result"
+                )
+            raise NotFound(f"no result with id {record_id}")
+        return self._with_tokens(load_record(record_id, raw))
+
+    def _with_tokens(self, record: Record) -> Record:
+        tokens = self._backend.get(tokens_key(record.content_hash))
+        return record if tokens is None else with_tokens(record, int(tokens))
+
+    def resolve(self, text: str) -> str:
+        prefix = check_prefix(text)
+        if len(prefix) == ID_LENGTH:
+            if self._backend.contains(RECORD + prefix) or self._backend.contains(
+                TOMBSTONE + prefix
+            ):
+                return prefix
+            raise NotFound(f"no result with id {prefix}")
+        if self._ids:
+            matches = self._backend.prefixed(IDS, prefix)
+            expired = [] if matches else self._backend.prefixed(TOMBS, prefix)
+        else:
+            matches = [k[len(RECORD) :] for k in self._backend.keys(RECORD + prefix)]
+            gone = [] if matches else self._backend.keys(TOMBSTONE + prefix)
+            expired = [k[len(TOMBSTONE) :] for k in gone]
+        if not matches:
+            if len(expired) == 1:
+                return expired[0]
+            raise NotFound(f"no result id starts with {prefix!r}")
+        if len(matches) > 1:
+            raise AmbiguousId(prefix, matches)
+        return matches[0]
+
+    def read(self, record: Record) -> bytes:
+        return self._read_blob(record.content_hash, record.id)
+
+    def _read_blob(self, digest: str, record_id: str) -> bytes:
+        recent = self._recent
+        if recent[0] == record_id and recent[1] == digest:
+            data: bytes | None = recent[2]
+            self._recent = ("", "", b"")  # once: a later read reads the store again
+        else:
+            data = self._backend.get(blob_key(digest))
+        if data is None:
+            raise IntegrityError(
+                f"the payload of result {record_id} (blob {digest[:16]}) is missing from the store"
+            )
+        return _checked(data, digest, record_id)
+
+    def observations(self, record_id: str) -> list[Observation]:
+        record = self.get(record_id)
+        return [Observation(at=record.observed_at, session=record.session), *self._later(record_id)]
+
+    def _later(self, record_id: str) -> list[Observation]:
+        return [load_observation(record_id, o) for o in self._backend.items(OBSERVED + record_id)]
+
+    def last_seen(self, record: Record) -> datetime:
+        """The latest observation of the record: what staleness and gc go by."""
+        later = self._later(record.id)
+        return max([record.observed_at, *(o.at for o in later)])
+
+    def records(
+        self,
+        *,
+        tool: str | None = None,
+        key: str | None = None,
+        session: str | None = None,
+        since: datetime | None = None,
+        refers_to: str | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
+        damaged: list[str] | None = None,
+    ) -> Iterator[Record]:
+        if since is not None:
+            since = aware("records since", since)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ArgumentError(f"records limit must be a whole number, not {limit!r}")
+        if limit is not None and limit <= 0:
+            raise ArgumentError(f"records limit must be positive, not {limit}")
+        # The index to walk: the narrowest of the filters given. Every one but `session`
+        # and `seen` is in the order records are listed in, so that a `limit` stops the
+        # walk; the others are read whole (they hold only what matches).
+        if key is not None:
+            name = KEY + key
+        elif refers_to is not None:
+            name = REF + refers_to
+        elif session is not None:
+            name = SESSION + session
+        elif tool is not None:
+            name = TOOL + tool
+        elif since is not None:
+            name = SEEN
+        else:
+            name = TIME
+
+        def wanted(record: Record) -> bool:
+            if tool is not None and record.tool != tool:
+                return False
+            if key is not None and record.key != key:
+                return False
+            if refers_to is not None and refers_to not in record.meta.values():
+                return False
+            if (
+                session is not None
+                and not name.startswith(SESSION)
+                and record.session != session
+                and all(o.session != session for o in self._later(record.id))
+            ):
+                return False
+            return since is None or name == SEEN or self.last_seen(record) >= since
+
+        if limit is None or name.startswith(SESSION) or name == SEEN:
+            if name == TIME:
+                # Every record: read from the keys, as it reads them all anyway, so that
+                # a listing shows records that no index knows (written by hand, or by
+                # an older version after this store was indexed).
+                ids = [k[len(RECORD) :] for k in self._backend.keys(RECORD)]
+            elif name == SEEN:  # first seen since, or seen again since
+                at = micros(cast(datetime, since))
+                ids = self._backend.members(TIME, low=at) + self._backend.members(SEEN, high=-at)
+            else:
+                ids = self._backend.members(name)
+            found = [r for r in self._load(list(dict.fromkeys(ids)), damaged) if wanted(r)]
+            found.sort(key=lambda r: (r.observed_at, r.id), reverse=newest_first)
+            return iter(found[:limit])
+        return iter(self._walk(name, newest_first, limit, wanted, damaged))
+
+    def _walk(
+        self,
+        name: str,
+        newest_first: bool,
+        limit: int,
+        wanted: Callable[[Record], bool],
+        damaged: list[str] | None,
+    ) -> list[Record]:
+        """The first `limit` wanted records of an index in its order, read a page at a
+        time: as many as needed, not the whole index."""
+        found: list[Record] = []
+        seen: set[str] = set()  # a record written meanwhile shifts the pages: once each
+        # The page, not the limit, is what a backend is asked for: a limit past what
+        # SQLite's or Redis's integers hold (2**63) would fail there, and one that large
+        # only means "all of them".
+        offset, page = 0, min(max(limit, 16), _PAGE)
+        while True:
+            ids = self._backend.members(name, reverse=newest_first, offset=offset, limit=page)
+            for record in self._load((i for i in ids if i not in seen), damaged):
+                seen.add(record.id)
+                if wanted(record):
+                    found.append(record)
+                    if len(found) == limit:
+                        return found
+            if len(ids) < page:
+                return found
+            offset += len(ids)
+            page = min(page * 4, _PAGE)
+
+    def _load(self, ids: Iterable[str], damaged: list[str] | None = None) -> Iterator[Record]:
+        """The records with these ids, skipping any removed since they were listed; one
+        that cannot be read raises, or, given a `damaged` list, is added there."""
+        for record_id in ids:
+            raw = self._backend.get(RECORD + record_id)
+            if raw is None:
+                continue
+            try:
+                record = load_record(record_id, raw)
+            except IntegrityError:
+                if damaged is None:
+                    raise
+                damaged.append(record_id)
+                continue
+            yield self._with_tokens(record)
+
+    # -- pins ------------------------------------------------------------------------
+
+    def pin(
+        self,
+        record_id: str,
+        *,
+        reason: str = USER_PIN,
+        session: str | None = None,
+        until: datetime | None = None,
+    ) -> None:
+        self.get(record_id)
+        if not isinstance(reason, str) or not reason or not reason.isidentifier():
+            raise ArgumentError(f"a pin's reason must be a word, got {reason!r}")
+        if reason == USER_PIN and (session is not None or until is not None):
+            raise ArgumentError("a user pin lasts until unpinned: give no session or until")
+        if until is not None:
+            until = aware("pin until", until)
+        held = self.pin_info(record_id)
+        if reason == USER_PIN:
+            if held is not None and held.reason == USER_PIN:
+                return  # a user pin is never weakened
+            under = held if held is not None and held.live(_now(None)) else None
+            self._write(record_id, Pin(under=under), held)
+        elif held is not None and held.reason == USER_PIN:
+            # Kept under the user's pin, to hold again once the user unpins.
+            under = _joined(held.under, reason, session, until)
+            self._backend.set(PIN + record_id, _dumped(held.model_copy(update={"under": under})))
+        else:
+            self._write(record_id, _joined(held, reason, session, until), held)
+
+    def _write(self, record_id: str, pin: Pin, held: Pin | None) -> None:
+        """`pin` in place of `held`, in the indexes too (counted by `stats`)."""
+        add = [(PINS, 0, record_id)]
+        if pin.reason != USER_PIN:
+            add += [(PINS_FOR + pin.reason, 0, record_id), (PIN_REASONS, 0, pin.reason)]
+        remove = []
+        if held is not None and held.reason not in (USER_PIN, pin.reason):
+            remove = [(PINS_FOR + held.reason, 0, record_id)]
+        self._backend.set(PIN + record_id, _dumped(pin))
+        self._backend.index(add=add, remove=remove)
+
+    def unpin(self, record_id: str) -> None:
+        held = self.pin_info(record_id)
+        if held is not None and held.under is not None and held.under.live(_now(None)):
+            self._write(record_id, held.under, held)  # the pin the user's was put over
+            return
+        self._backend.delete(PIN + record_id)
+        remove = [(PINS, 0, record_id)]
+        if held is not None and held.reason != USER_PIN:
+            remove.append((PINS_FOR + held.reason, 0, record_id))
+        self._backend.index(remove=remove)
+
+    def pin_info(self, record_id: str) -> Pin | None:
+        raw = self._backend.get(PIN + record_id)
+        return None if raw is None else load_pin(raw)
+
+    def is_pinned(self, record_id: str, *, now: datetime | None = None) -> bool:
+        held = self.pin_info(record_id)
+        return held is not None and held.live(_now(now))
+
+    def end_session(self, session: str) -> int:
+        held_by = [
+            (k[len(PIN) :], pin)
+            for k in self._backend.keys(PIN)
+            if (pin := self.pin_info(k[len(PIN) :])) is not None
+            and (session in pin.sessions or (pin.under and session in pin.under.sessions))
+        ]
+        ended = 0
+        for record_id, pin in held_by:
+            if pin.under is not None:  # a user pin: the one under it loses the session
+                left = [s for s in pin.under.sessions if s != session]
+                under = pin.under.model_copy(update={"sessions": left}) if left else None
+                self._backend.set(PIN + record_id, _dumped(pin.model_copy(update={"under": under})))
+                continue
+            left = [s for s in pin.sessions if s != session]
+            if left:
+                kept = pin.model_copy(update={"sessions": left})
+                self._backend.set(PIN + record_id, _dumped(kept))
+            else:
+                self.unpin(record_id)
+                ended += 1
+        return ended
+
+    # -- upkeep: verify, gc, reindex ---------------------------------------------------
+
+    def verify(self) -> VerifyReport:
+        damaged: list[DamagedRecord] = []
+        referenced: set[str] = set()
+        checked: dict[str, tuple[str | None, int]] = {}  # blob hash -> (problem, size)
+        record_keys = self._backend.keys(RECORD)
+        for k in record_keys:
+            record_id = k[len(RECORD) :]
+            raw = self._backend.get(k)
+            if raw is None:
+                continue
+            try:
+                record = load_record(record_id, raw)
+            except _Damaged as exc:
+                # Damage to report, not garbage: its payload is kept, and not orphaned.
+                referenced.update(blob_key(h) for h in _hashes_in(raw))
+                damaged.append(
+                    DamagedRecord(
+                        id=record_id, content_hash=None, problem=exc.problem, detail=str(exc)
+                    )
+                )
+                continue
+            digest = record.content_hash
+            referenced.add(blob_key(digest))
+            if digest not in checked:
+                checked[digest] = self._blob_problem(digest)
+            problem, size = checked[digest]
+            if problem is not None:
+                detail = f"blob {digest[:16]} is {problem}"
+            else:
+                problem, detail = _record_problem(record, size)
+            if problem is not None:
+                damaged.append(
+                    DamagedRecord(id=record_id, content_hash=digest, problem=problem, detail=detail)
+                )
+        orphans = [k for k in self._backend.keys(BLOB) if k not in referenced]
+        orphan_bytes = sum(len(self._backend.get(k) or b"") for k in orphans)
+        strays = self._backend.strays() if isinstance(self._backend, StrayFiles) else {}
+        damaged.sort(key=lambda d: d.id)
+        return VerifyReport(
+            records=len(record_keys),
+            blobs_checked=sum(problem != "missing" for problem, _ in checked.values()),
+            damaged=damaged,
+            orphan_blobs=len(orphans) + len(strays),
+            orphan_bytes=orphan_bytes + sum(strays.values()),
+        )
+
+    def _blob_problem(self, digest: str) -> tuple[str | None, int]:
+        data = self._backend.get(blob_key(digest))
+        if data is None:
+            return "missing", 0
+        return (None if content_hash(data) == digest else "corrupt"), len(data)
+
+    def gc(
+        self,
+        *,
+        max_age: timedelta | None = None,
+        max_bytes: int | None = None,
+        now: datetime | None = None,
+    ) -> GcReport:
+        max_age, max_bytes = limits(max_age, max_bytes)
+        now = datetime.now(UTC) if now is None else aware("gc now", now)
+        b = self._backend
+        # One atomic section for mark and sweep: a writer that found a blob already
+        # stored must not see it swept before its record lands.
+        with b.exclusive():
+            # Files left by killed writers first, while every key still has its file.
+            strays: dict[str, int] = {}
+            if isinstance(b, StrayFiles):
+                strays = b.strays()
+                for name in strays:
+                    b.remove_stray(name)
+            live: list[tuple[datetime, Record]] = []
+            later_of: dict[str, list[Observation]] = {}  # id -> its later sightings
+            damaged: set[str] = set()  # blobs of records that cannot be read: kept
+            for k in b.keys(RECORD):
+                raw = b.get(k)
+                if raw is None:
+                    continue
+                try:
+                    record = load_record(k[len(RECORD) :], raw)
+                except IntegrityError:
+                    # Left for `verify` to report, never silently dropped: nor its payload.
+                    damaged.update(blob_key(h) for h in _hashes_in(raw))
+                    continue
+                later = later_of[record.id] = self._later(record.id)
+                live.append((max([record.observed_at, *(o.at for o in later)]), record))
+            live.sort(key=lambda item: (item[0], item[1].id))
+            # Pins that ended (their age passed, or every session that made them ended)
+            # go now: their records are as any other.
+            for k in b.keys(PIN):
+                held = self.pin_info(k[len(PIN) :])
+                if held is not None and not held.live(now):
+                    self.unpin(k[len(PIN) :])
+            pinned = {r.id for _, r in live if self.is_pinned(r.id, now=now)}
+            refs: Counter[str] = Counter(r.content_hash for _, r in live)
+            sizes = {r.content_hash: r.size for _, r in live}
+            total = sum(sizes.values())
+            removed: list[str] = []
+
+            def drop(record: Record) -> None:
+                nonlocal total
+                removed.append(record.id)
+                refs[record.content_hash] -= 1
+                if refs[record.content_hash] == 0:
+                    total -= sizes[record.content_hash]
+
+            survivors: list[tuple[datetime, Record]] = []
+            for seen, record in live:
+                if max_age is not None and record.id not in pinned and now - seen > max_age:
+                    drop(record)
+                else:
+                    survivors.append((seen, record))
+            if max_bytes is not None:
+                for _, record in survivors:  # oldest first
+                    if total <= max_bytes:
+                        break
+                    if record.id not in pinned:
+                        drop(record)
+
+            tomb = json.dumps({"at": now.isoformat()}).encode()
+            dropped = set(removed)
+            if dropped:
+                # What a shown text stood for goes with the record; what a stub's id
+                # prefix named stays, so that the stub's prefix still says "expired".
+                kept = set().union(*(prefix_marks(i) for i in dropped))
+                for k in b.keys(SHOWN):
+                    if k not in kept and (b.get(k) or b"").decode() in dropped:
+                        b.delete(k)
+                for k in b.keys(STUB):  # and so do the stubs made of it (named by it)
+                    if stub_record(k) in dropped:
+                        b.delete(k)
+            by_id = {r.id: r for _, r in live}
+            emptied: set[str] = set()  # tool and session indexes that may now be empty
+            for record_id in removed:
+                record, later = by_id[record_id], later_of[record_id]
+                entries = all_entries(record, later, ids=self._ids, own=self._own)
+                b.delete(RECORD + record_id)
+                b.delete(OBSERVED + record_id)
+                b.set(TOMBSTONE + record_id, tomb)
+                b.index(add=[(TOMBS, 0, record_id)] if self._ids else [], remove=entries)
+                sessions = {record.session, *(o.session for o in later)} - {None}
+                emptied.update([TOOL + record.tool, *(SESSION + str(n) for n in sessions)])
+            # A tool or a session none of whose records is left leaves its registry.
+            unused = [
+                (TOOLS, 0, n[len(TOOL) :])
+                if n.startswith(TOOL)
+                else (SESSIONS, 0, n[len(SESSION) :])
+                for n in sorted(emptied)
+                if not b.members(n, limit=1)
+            ]
+            if unused:
+                b.index(remove=unused)
+            keep = {blob_key(h) for h, n in refs.items() if n > 0} | damaged
+            gone = {blob_key(h): sizes[h] for h, n in refs.items() if n == 0}
+            blob_sizes = {blob_key(h): n for h, n in sizes.items()}
+            freed = sum(strays.values())
+            blobs_removed = len(strays)
+            for k in b.keys(BLOB):
+                if k in keep:
+                    continue
+                freed += gone.pop(k, 0) or len(b.get(k) or b"")
+                b.delete(k)
+                b.delete(TOKENS + k[len(BLOB) :])
+                # Indexed with its size, which its records give (a blob no record
+                # pointed to was never indexed: removing it changes nothing).
+                b.index(remove=[(BLOBS, blob_sizes.get(k, 0), k[len(BLOB) :])])
+                blobs_removed += 1
+            # Payloads a backend that keeps rows kept in its records' rows (see
+            # `Backend.put_pair`) went with the last of them; on another backend, one not
+            # listed above was missing already. One a damaged record names is kept.
+            for k, size in gone.items():
+                if not b.indexes_records or k in keep:
+                    continue
+                b.delete(TOKENS + k[len(BLOB) :])
+                freed += size
+                blobs_removed += 1
+        return GcReport(
+            removed_records=removed,
+            removed_blobs=blobs_removed,
+            freed_bytes=freed,
+            kept_pinned=len(pinned),
+            blob_bytes_after=total,
+        )
+
+    def _index_once(self) -> None:
+        with self._backend.exclusive():
+            # Another process may have indexed it while this one waited for the section.
+            if self._backend.members(INDEXES) != [VERSION]:
+                self._reindex(_progress_log(self.location))
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Build every index again from the records, pins and payloads, holding the
+        store as gc does; returns the number of records indexed. Opening a store that
+        was written before the indexes existed does this once. `progress` is called
+        with (records done, records in all) as it goes. Records that cannot be read are
+        left out (`verify` names them)."""
+        with self._backend.exclusive():
+            return self._reindex(progress)
+
+    def _reindex(self, progress: Callable[[int, int], None] | None) -> int:
+        b = self._backend
+        b.drop_indexes()
+        keys = b.keys(RECORD)
+        sizes: dict[str, int] = {}  # blob address -> size, from the records
+        batch: list[Entry] = []
+        indexed = 0
+
+        def add(entries: list[Entry]) -> None:
+            nonlocal batch
+            batch += entries
+            if len(batch) >= 5000:  # written a batch at a time
+                b.index(add=batch)
+                batch = []
+
+        for done, k in enumerate(keys, start=1):
+            raw = b.get(k)
+            try:
+                if raw is None:
+                    continue
+                record = load_record(k[len(RECORD) :], raw)
+                entries = record_entries(record, ids=self._ids, own=self._own)
+                for seen in self._later(record.id):
+                    entries += sighting_entries(record.id, seen)
+            except IntegrityError:
+                continue  # damage: `verify` reports it
+            finally:
+                if progress is not None and (done % 1000 == 0 or done == len(keys)):
+                    progress(done, len(keys))
+            add(entries)
+            sizes[record.content_hash[:ADDRESS]] = record.size
+            indexed += 1
+        for k in b.keys(BLOB):
+            address = k[len(BLOB) :]
+            size = sizes.get(address)
+            add([(BLOBS, len(b.get(k) or b"") if size is None else size, address)])
+        for k in b.keys(PIN):
+            held = load_pin(b.get(k) or b"1")
+            add([(PINS, 0, k[len(PIN) :])])
+            if held.reason != USER_PIN:
+                add([(PINS_FOR + held.reason, 0, k[len(PIN) :]), (PIN_REASONS, 0, held.reason)])
+        if self._ids:
+            add([(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)])
+        b.index(add=[*batch, (INDEXES, 0, VERSION)])  # the last: indexed, once whole
+        return indexed

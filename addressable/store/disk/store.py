@@ -1,16 +1,22 @@
-"""The embedded default store: diskcache (SQLite plus files) in a directory.
+"""The embedded default store: diskcache (SQLite plus files) in a folder.
 
-Its tables and statements are in `store.disk.sql`, the part of its backend that keeps the
-indexes in `store.disk.indexes`, and the one that finds stray files in `store.disk.strays`.
+Its tables and statements are in `store.disk.sql`. The backend keeps a record in a row of
+its own and its indexes in SQLite, on diskcache's own connection, so that an entry
+commits with what it indexes; it finds the stray files a writer killed before its row
+committed left behind.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import logging
 import os
+import re
 import sqlite3
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -18,23 +24,59 @@ from typing import Any
 import diskcache
 
 from ..backend import store_failure, translated
-from ..index import Entry, Row
+from ..index import ADDRESS, BLOBS, INDEXES, KEY, SESSION, TIME, TOOL, TOOLS, Entry, Row, micros
 from ..keys import BLOB, OBSERVED, RECORD
 from ..kv import KeyValueStore
-from .indexes import DiskIndexes
-from .rows import DiskRows, row_in
 from .sql import (
+    ADD,
     ADD_SIGHTING,
     ADD_TOKENS,
     COPY,
     JOINED,
     PUT,
     PUT_ROW,
+    RECOUNT,
+    REMOVE,
     RETIRED,
     SCHEMA,
+    SET_ROW,
     TOP,
 )
-from .strays import DiskStrays
+
+_HASH = re.compile(rb'"content_hash":"([0-9a-f]{64})"')
+_log = logging.getLogger("addressable")
+# Values moved in one transaction: other writers wait for one batch, not the whole move.
+_BATCH = 2000
+
+
+def row_in(value: bytes) -> Row:
+    """The `Row` of a record as stored (by hand, or by an earlier version); a record that
+    cannot be read gets an empty one, and stays for `verify` to name."""
+    body = value if value[:1] == b"{" else value.partition(b"\n")[2]
+    try:
+        data = json.loads(body)
+        when = datetime.fromisoformat(data["observed_at"])
+        key, session = data.get("key"), data.get("session")
+        return Row(
+            micros(when if when.tzinfo else when.replace(tzinfo=UTC)),
+            str(data["tool"]),
+            key if isinstance(key, str) else None,
+            session if isinstance(session, str) else None,
+            str(data["content_hash"])[:ADDRESS],
+        )
+    except (ValueError, KeyError, TypeError, RecursionError):
+        found = _HASH.search(value)
+        return Row(0, "", None, None, found[1].decode()[:ADDRESS] if found else "")
+
+
+# How diskcache names the file of a large value: two levels of folders, then random hex.
+_VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
+
+
+# Which column of a record's row answers an index of each name.
+_COLUMNS = {TOOL: "tool", KEY: "key", SESSION: "session"}
+_LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1
+
 
 # diskcache writes values from this size on to files of their own. Handing it a file
 # object for those is about twice as fast as handing it the bytes (measured: 1 MB took
@@ -74,7 +116,7 @@ def default_home() -> Path:
     return Path(os.environ.get("ADDRESSABLE_HOME") or ".addressable")
 
 
-class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
+class _DiskBackend:
     failures = _FAILURES
     ranged_keys = True  # diskcache's index on keys: `keys(prefix)` reads only those
     indexes_records = True  # a record's Row is in its own row (see `store.index`)
@@ -313,6 +355,222 @@ class _DiskBackend(DiskRows, DiskStrays, DiskIndexes):
 
     def close(self) -> None:
         self._cache.close()
+
+    # -- rows: a record's row, and values an earlier layout kept ---------------------
+
+    def _cache_keys(self, prefix: str, limit: int = -1) -> list[str]:
+        """Keys with `prefix` kept as diskcache values, in order: a range of diskcache's
+        own index on keys (string keys are stored as text), so only those are read.
+        Records and sightings among them are as an earlier version kept them."""
+        rows = self._cache._sql(
+            "SELECT key FROM Cache WHERE key >= ? AND key < ? AND raw = 1 ORDER BY key LIMIT ?",
+            (prefix, prefix + TOP, limit),
+        )
+        return [str(k) for (k,) in rows]
+
+    def _move_records(self) -> None:
+        """Records an earlier version kept as diskcache values move to their table, once,
+        a batch a transaction (a record is read where it is until it has moved); the
+        store then indexes itself again (its marker goes first)."""
+        self._cache._sql("DELETE FROM addressable_index WHERE name = ?", (INDEXES,))
+        done = 0
+        while keys := self._cache_keys(RECORD, limit=_BATCH):
+            with self._moving() as drop:
+                for key in keys:
+                    value = self._cache.get(key)
+                    if value is not None:
+                        self._insert_row(key[len(RECORD) :], bytes(value))
+                    drop(key)
+            done += len(keys)
+            _log.info("moving records at %s: %d moved", self.location, done)
+
+    def _move_sightings(self) -> None:
+        """Sightings an earlier version kept as one diskcache value a record (a line
+        each) move to their table, once, in their order, a batch a transaction."""
+        while keys := self._cache_keys(OBSERVED, limit=_BATCH):
+            with self._moving() as drop:
+                for key in keys:
+                    value = self._cache.get(key)
+                    lines = bytes(value).splitlines() if value else []
+                    self._cache._con.executemany(
+                        ADD_SIGHTING, [(key[len(OBSERVED) :], line) for line in lines]
+                    )
+                    drop(key)
+
+    @contextmanager
+    def _moving(self) -> Iterator[Callable[[str], None]]:
+        """One transaction that moves values out of diskcache: `drop(key)` removes a
+        value's row in it, and the file of a large value only once it has committed
+        (diskcache's own delete removes the file at once, and a move cut short would
+        then lose it). A file left by a process killed in between is a stray gc frees."""
+        files: list[str] = []
+
+        def drop(key: str) -> None:
+            found = self._cache._sql(
+                "SELECT filename FROM Cache WHERE key = ? AND raw = 1", (key,)
+            ).fetchone()
+            if found is not None and found[0] is not None:
+                files.append(str(found[0]))
+            self._cache._sql("DELETE FROM Cache WHERE key = ? AND raw = 1", (key,))
+
+        with self._cache.transact():
+            yield drop
+        for name in files:
+            with suppress(FileNotFoundError):
+                (Path(self._cache.directory) / name).unlink()
+
+    def _insert_row(self, record_id: str, value: bytes) -> None:
+        """A record's row for its stored value. One there is replaced whole, keeping its
+        payload and address, so that the counts kept by tool and session follow."""
+        with self._cache.transact():
+            con = self._cache._con
+            row = row_in(value)
+            found = con.execute(
+                "SELECT address, payload FROM addressable_records WHERE id = ?", (record_id,)
+            ).fetchone()
+            if found is None:
+                con.execute(PUT_ROW, (record_id, *row, value))
+                return
+            con.execute("DELETE FROM addressable_records WHERE id = ?", (record_id,))
+            con.execute(SET_ROW, (record_id, *row[:4], found[0], value, found[1]))
+
+    # -- stray files: written by a writer killed before its row committed ------------
+
+    @translated("listing")
+    def strays(self) -> dict[str, int]:
+        # Every file is written inside a transaction, before its row is committed; a
+        # writer killed in between leaves the file with no row. The rows are read on a
+        # connection of their own: inside gc's transaction that is the committed state.
+        db = sqlite3.connect(
+            f"{(self.directory / diskcache.core.DBNAME).as_uri()}?mode=ro", uri=True
+        )
+        try:
+            known = {
+                str(name)
+                for (name,) in db.execute("SELECT filename FROM Cache WHERE filename IS NOT NULL")
+            }
+        finally:
+            db.close()
+        found: dict[str, int] = {}
+        for path in self.directory.glob("*/*/*.val"):
+            name = path.relative_to(self.directory).as_posix()
+            if _VALUE_FILE.fullmatch(name) and name not in known:
+                with suppress(FileNotFoundError):  # removed meanwhile by its deleter
+                    found[name] = path.stat().st_size
+        return found
+
+    @translated("deleting")
+    def remove_stray(self, name: str) -> None:
+        if not _VALUE_FILE.fullmatch(name):
+            return  # not a file of the store's own naming: never touched
+        path = self.directory / name
+        path.unlink(missing_ok=True)
+        for folder in (path.parent, path.parent.parent):  # as diskcache does: empty ones go
+            with suppress(OSError):
+                folder.rmdir()
+
+    # -- indexes: in SQLite, on diskcache's connection ---------------------------------
+
+    @property
+    def _sql(self) -> Callable[..., sqlite3.Cursor]:
+        # diskcache's own connection (one a thread, reopened after a fork): statements on
+        # it join the transaction `transact` holds.
+        sql: Callable[..., sqlite3.Cursor] = self._cache._sql
+        return sql
+
+    def _add(self, entries: Sequence[Entry]) -> None:
+        if entries:
+            self._cache._con.executemany(ADD, entries)
+
+    @translated("indexing")
+    def index(self, add: Sequence[Entry] = (), remove: Sequence[Entry] = ()) -> None:
+        with self._cache.transact():
+            self._add(add)
+            if remove:
+                self._cache._con.executemany(REMOVE, remove)
+
+    @translated("reading an index")
+    def members(
+        self,
+        name: str,
+        *,
+        low: int | None = None,
+        high: int | None = None,
+        reverse: bool = False,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[str]:
+        order = "DESC" if reverse else "ASC"
+        args: tuple[str, ...] = ()
+        if name == TOOLS:
+            pairs = "SELECT 0 AS score, tool AS member FROM addressable_counts WHERE records > 0"
+        elif name == TIME:
+            pairs = "SELECT at AS score, id AS member FROM addressable_records"
+        elif prefix := next((p for p in _COLUMNS if name.startswith(p)), None):
+            value = name[len(prefix) :]
+            pairs = (
+                "SELECT at AS score, id AS member FROM addressable_records "
+                f"WHERE {_COLUMNS[prefix]} = ?"
+            )
+            args = (value,)
+            if prefix == SESSION:  # and the later sightings in the session
+                pairs += " UNION ALL SELECT score, member FROM addressable_index WHERE name = ?"
+                args = (value, name)
+        else:
+            pairs = "SELECT score, member FROM addressable_index WHERE name = ?"
+            args = (name,)
+        rows = self._sql(
+            f"SELECT member FROM ({pairs}) WHERE score BETWEEN ? AND ? "
+            f"ORDER BY score {order}, member {order} LIMIT ? OFFSET ?",
+            (
+                *args,
+                _LOWEST if low is None else low,
+                _HIGHEST if high is None else high,
+                -1 if limit is None else limit,
+                offset,
+            ),
+        )
+        return [member for (member,) in rows]
+
+    @translated("reading an index")
+    def prefixed(self, name: str, prefix: str) -> list[str]:
+        rows = self._sql(
+            "SELECT member FROM addressable_index "
+            "WHERE name = ? AND score = 0 AND member >= ? AND member < ? ORDER BY member",
+            (name, prefix, prefix + TOP),
+        )
+        return [member for (member,) in rows]
+
+    @translated("reading an index")
+    def size(self, name: str) -> tuple[int, int]:
+        # The record counts are kept by tool; a count of records has no sum of scores.
+        if name == TIME:
+            row = self._sql("SELECT sum(records), 0 FROM addressable_counts").fetchone()
+            return int(row[0] or 0), 0
+        if name.startswith(TOOL):
+            row = self._sql(
+                "SELECT records, 0 FROM addressable_counts WHERE tool = ?", (name[len(TOOL) :],)
+            ).fetchone()
+            return (0, 0) if row is None else (int(row[0]), 0)
+        found = self._size(name)
+        if name == BLOBS:  # and the payloads kept in records' rows
+            row = self._sql("SELECT sum(payloads), sum(bytes) FROM addressable_counts").fetchone()
+            return found[0] + int(row[0] or 0), found[1] + int(row[1] or 0)
+        return found
+
+    def _size(self, name: str) -> tuple[int, int]:
+        row = self._sql(
+            "SELECT members, total FROM addressable_index_size WHERE name = ?", (name,)
+        ).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+    @translated("indexing")
+    def drop_indexes(self) -> None:
+        with self._cache.transact():
+            self._sql("DELETE FROM addressable_index")
+            self._sql("DELETE FROM addressable_index_size")
+            for statement in RECOUNT:  # what the records' rows give, from them
+                self._sql(statement)
 
 
 class _Transaction:

@@ -64,7 +64,7 @@ from .core.tokens import (
     tokens_exact,
     using_tokenizer,
 )
-from .kit.toolkit import RecordOptions, Toolkit
+from .kit import RecordOptions, Toolkit
 from .recording.bundle import BundleSummary, export_bundle, import_bundle
 from .recording.spec import ToolSpec
 from .state.continuity import Recovery, Revalidation, Stale, StaleWarning

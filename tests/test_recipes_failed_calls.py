@@ -244,7 +244,7 @@ def test_a_call_whose_record_failed_is_failed_whatever_its_text(
     disk_kit: ad.Toolkit, tmp_path: Path
 ) -> None:
     from addressable.adapters import Shell
-    from addressable.kit.failed import failed
+    from addressable.kit import failed
 
     Shell(disk_kit, cwd=tmp_path, allow=["sleep"], timeout=0.2)
     # A command that timed out shows its output and how it ended, not "error: ...".

@@ -16,7 +16,7 @@ from ..core.errors import NotReplayable
 from ..core.exitcodes import EXIT_DAMAGE, EXIT_INTEGRITY, EXIT_OK, EXIT_TOOL_ERROR
 from ..core.payload import payload_text
 from ..core.records import Record, Status
-from ..kit.toolkit import Toolkit
+from ..kit import Toolkit
 from ..store import Store
 from .output import (
     cell,

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..context.compaction import compact
 from ..core.errors import MissingDependency
-from ..kit.failed import failed
+from ..kit import failed
 
 if TYPE_CHECKING:
-    from ..kit.toolkit import Toolkit
+    from ..kit import Toolkit
 
 
 def tools(kit: Toolkit) -> list[Any]:

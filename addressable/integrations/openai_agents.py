@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..context.compaction import compact
 from ..core.errors import MissingDependency
-from ..kit.failed import failed
+from ..kit import failed
 from ..tools.replay import handle_content
 
 if TYPE_CHECKING:
-    from ..kit.toolkit import Toolkit
+    from ..kit import Toolkit
 
 
 def _agents() -> Any:

@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentPars
 def run_serve(store: Store, args: argparse.Namespace, out: Any) -> int:
     import anyio
 
-    from ..kit.toolkit import Toolkit
+    from ..kit import Toolkit
     from .config import load_config
 
     try:

@@ -33,8 +33,7 @@ from ..core.credentials import redact_urls
 from ..core.errors import AddressableError, ArgumentError, DeadlineExceeded
 from ..core.ids import canonical_args, quoted
 from ..core.records import Determinism, Outcome, Record, Status
-from ..kit.failed import failed
-from ..kit.toolkit import RecordOptions, Toolkit
+from ..kit import RecordOptions, Toolkit, failed
 from ..recording.argerrors import one_line
 from ..tools.excerpt import select
 from ..tools.registry import failure_text, refused_text

@@ -11,7 +11,7 @@ import sys
 import anyio
 
 from ..core.exitcodes import EXIT_FAILURE, EXIT_OK
-from ..kit.toolkit import Toolkit
+from ..kit import Toolkit
 from ..recording.argerrors import one_line
 from ..store import Store
 from .config import McpConfig

@@ -11,7 +11,7 @@ from ..core.errors import AddressableError, AmbiguousId, BadId, Expired, Integri
 from ..core.ids import quoted
 from ..core.payload import payload_text
 from ..core.records import Record
-from ..kit.toolkit import Toolkit
+from ..kit import Toolkit
 from ..recording.recorder import model_resolve
 from .sdk import MCPError, Server, ServerRequestContext, types
 

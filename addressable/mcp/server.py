@@ -15,8 +15,7 @@ from typing import Any
 
 from ..core.errors import AddressableError, ArgumentError, ConfigError
 from ..core.records import Record
-from ..kit.failed import failed_with, shown_record
-from ..kit.toolkit import Toolkit
+from ..kit import Toolkit, failed_with, shown_record
 from ..tools.replay import NAME as REPLAY
 from ..tools.replay import ReplayTool
 from . import results

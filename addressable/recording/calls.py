@@ -243,7 +243,7 @@ class Calls:
         return _compared(fresh, record)
 
     async def areplay(self, id: str, *, verify: bool = False) -> Result:
-        """`replay` for async tools (and for sync ones, from async code)."""
+        """`Toolkit.areplay` says what it does."""
         if not verify:
             record, payload = self._rec.fetch(id)
             return stored_result(record, payload, True)
@@ -254,8 +254,7 @@ class Calls:
         return _compared(fresh, record)
 
     def on_rerun(self, tool: str, rerun: Rerun) -> None:
-        """Register how `replay(id, verify=True)` re-runs a deterministic result of `tool`:
-        `rerun(record)` returns the fresh `Result` (or an awaitable of it)."""
+        """`Toolkit.on_rerun` says what it does."""
         self._reruns[tool] = rerun
 
     def rerun_of(self, record: Record) -> Rerun:

@@ -133,8 +133,7 @@ class Recorder:
         determinism: Determinism | str,
         **options: Unpack[RecordOptions],
     ) -> Result:
-        """Record a call that raised: status error, the exception ("Type: message") as
-        both the payload and the error. The caller re-raises it."""
+        """`Toolkit.record_failure` says what it does."""
         try:
             return self.write_failure(tool, args, canonical_args(args), exc, determinism, options)
         except StoreError:
@@ -261,7 +260,7 @@ class Recorder:
         return stored_result(record, payload, False)
 
     def get(self, id: str) -> Record:
-        """The record for an id or unique prefix."""
+        """`Toolkit.get` says what it does."""
         return self.store.get(self._full_id(id))
 
     def fetch(self, id: str) -> tuple[Record, bytes]:
@@ -305,7 +304,7 @@ class Recorder:
         return self.record(tool, arguments, payload, determinism=determinism, **options)
 
     def tokens(self, id: str) -> int:
-        """The token count of a stored result, counted once and kept in the store."""
+        """`Toolkit.tokens` says what it does."""
         record = self.get(id)
         if record.tokens is None:
             n = count_tokens(self.store.read(record).decode("utf-8", errors="replace"))

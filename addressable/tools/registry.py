@@ -95,8 +95,7 @@ class ToolRegistry:
     @overload
     def tools(self, format: str) -> list[Any]: ...
     def tools(self, format: str = "anthropic") -> list[Any]:
-        """Definitions of every registered tool, `replay_result` included, in the shape of
-        the "anthropic", "openai" (Chat Completions) or "openai-responses" API."""
+        """`Toolkit.tools` says what it does."""
         return [definition(t, format) for t in self._model_tools.values()]
 
     def handle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
@@ -205,18 +204,16 @@ class ToolRegistry:
         return text
 
     def shown(self, text: str) -> str | None:
-        """The id of the record a text `handle` returned shows, if this kit, or another
-        on the same store, showed it."""
+        """`Toolkit.shown` says what it does."""
         digest = content_hash(text.encode("utf-8"))
         return self._shown.get(digest) or self._rec.store.shown(digest)
 
     def has_renderer(self, tool: str) -> bool:
-        """Whether `tool` shows its results its own way (see `render`)."""
+        """`Toolkit.has_renderer` says what it does."""
         return callable(getattr(self._model_tools.get(tool), "render", None))
 
     def render(self, result: Result) -> str:
-        """The text the model is shown for a result: its tool's own rendering (a page's
-        readable text, a search's hit list), else the payload as text."""
+        """`Toolkit.render` says what it does."""
         if INGESTED_FROM in result.record.meta:  # ingested: shown exactly as it was
             return result.text
         tool = self._model_tools.get(result.record.tool)

@@ -1,9 +1,8 @@
-"""The Toolkit: wraps an agent's tools so every call is recorded and addressable.
-
-A facade: recording (`Recorder`, `Calls`, offered through `RecordingFacade`), the
-model's tools (`ToolRegistry`) and the continuity features (`Continuity`, offered
-through `ContinuityFacade`) each live in their own class; `Toolkit` composes them and
-is the one object users hold.
+"""`Toolkit`: the object users hold. It wraps an agent's tools so that every call is
+recorded and addressable, and holds the parts that do the work: recording (`Recorder`,
+`Calls`), the model's tools (`ToolRegistry`) and continuity (`Continuity`); each method
+here passes to one of them. And whether a call `kit.handle` ran failed, from the text it
+gave: one rule for the SDK helpers and the MCP server, while the model sees the same text.
 """
 
 from __future__ import annotations
@@ -13,36 +12,37 @@ import functools
 import os
 import sys
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, Unpack, overload
+
+from .core.errors import AddressableError, ArgumentError
+from .core.records import Determinism, Outcome, Record, Result, Status, member
+from .core.secrets import Secrets
+from .recording.calls import Calls, Rerun
+from .recording.recorder import Clock, Recorder, RecordOptions, checked_time, utc_now
+from .recording.spec import KeyFn
+from .state.continuity import Continuity, Recovery, Revalidation, StalePolicy
+from .state.document import StateDocument
+from .state.parts import Task
+from .store import Store, open_store
+from .tools.definitions import FunctionTool, ModelTool
+from .tools.registry import ToolRegistry
+from .tools.replay import NAME as REPLAY
+from .tools.replay import ReplayTool
+from .tools.wrapping import function_spec
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam as AnthropicToolParam
     from openai.types.chat import ChatCompletionFunctionToolParam as ChatToolParam
     from openai.types.responses import FunctionToolParam as ResponsesToolParam
 
-from ..core.errors import ArgumentError
-from ..core.records import Determinism, Result, member
-from ..core.secrets import Secrets
-from ..recording.calls import Calls
-from ..recording.recorder import Clock, Recorder, RecordOptions, checked_time, utc_now
-from ..recording.spec import KeyFn
-from ..state.continuity import Continuity, StalePolicy
-from ..store import Store, open_store
-from ..tools.definitions import FunctionTool, ModelTool
-from ..tools.registry import ToolRegistry
-from ..tools.replay import ReplayTool
-from ..tools.wrapping import function_spec
-from .continuity import ContinuityFacade
-from .recording import RecordingFacade
-
-__all__ = ["Clock", "RecordOptions", "Toolkit", "utc_now"]
+__all__ = ["Clock", "RecordOptions", "Toolkit", "failed", "failed_with", "shown_record", "utc_now"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Toolkit(RecordingFacade, ContinuityFacade):
+class Toolkit:
     """Records every call of the tools it wraps in a store, and replays them by id.
 
     `store` is a `Store`, or what `open_store` takes (a URL such as ``"memory://"`` or
@@ -53,8 +53,7 @@ class Toolkit(RecordingFacade, ContinuityFacade):
     action on stale facts is refused (the default) or only warned of.
 
     `close()`, or the end of a `with` (`async with`) block, closes its store and the
-    clients its adapters made.
-    """
+    clients its adapters made."""
 
     def __init__(
         self,
@@ -84,8 +83,6 @@ class Toolkit(RecordingFacade, ContinuityFacade):
         self._continuity = Continuity(self._recorder, self._calls, stale_policy)
         self._closed = False
         self.register(ReplayTool(self))
-
-    # -- closing -----------------------------------------------------------------------
 
     def close(self) -> None:
         """Close what the kit holds: the clients its adapters made (not ones they were
@@ -119,8 +116,6 @@ class Toolkit(RecordingFacade, ContinuityFacade):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    # -- what the parts share ------------------------------------------------------
-
     @property
     def store(self) -> Store:
         return self._recorder.store
@@ -148,8 +143,6 @@ class Toolkit(RecordingFacade, ContinuityFacade):
     @property
     def secrets(self) -> Secrets:
         return self._recorder.secrets
-
-    # -- wrapping --------------------------------------------------------------------
 
     @overload
     def tool(self, fn: F, /) -> Callable[..., Any]: ...
@@ -216,8 +209,6 @@ class Toolkit(RecordingFacade, ContinuityFacade):
 
         return wrap(fn) if fn is not None else wrap
 
-    # -- the model's side --------------------------------------------------------------
-
     def register(self, tool: ModelTool) -> None:
         """Offer a tool to the model: `tools()` lists it, `handle()` runs it."""
         self._registry.register(tool)
@@ -226,12 +217,16 @@ class Toolkit(RecordingFacade, ContinuityFacade):
     # where it is passed to them; the SDKs are needed only by a type checker.
     @overload
     def tools(self, format: Literal["anthropic"] = ...) -> list[AnthropicToolParam]: ...
+
     @overload
     def tools(self, format: Literal["openai"]) -> list[ChatToolParam]: ...
+
     @overload
     def tools(self, format: Literal["openai-responses"]) -> list[ResponsesToolParam]: ...
+
     @overload
     def tools(self, format: str) -> list[Any]: ...
+
     def tools(self, format: str = "anthropic") -> list[Any]:
         """Definitions of every registered tool, `replay_result` included, in the shape of
         the "anthropic", "openai" (Chat Completions) or "openai-responses" API."""
@@ -261,3 +256,160 @@ class Toolkit(RecordingFacade, ContinuityFacade):
         """The text the model is shown for a result: its tool's own rendering (a page's
         readable text, a search's hit list), else the payload as text."""
         return self._registry.render(result)
+
+    # -- recording: record, ingest, read back and replay ---------------------------
+
+    def record(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        payload: bytes,
+        *,
+        determinism: Determinism | str,
+        **options: Unpack[RecordOptions],
+    ) -> Result:
+        """Store one observation of a tool call and return it as a `Result`: the entry
+        for adapters that build the payload themselves (`payload` the exact bytes, `args`
+        JSON, `options` the `RecordOptions`). An action whose fields cannot be stored is
+        still recorded, outcome `unknown`; then `ArgumentError` names that record."""
+        return self._recorder.record(tool, args, payload, determinism=determinism, **options)
+
+    def record_failure(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        exc: BaseException,
+        *,
+        determinism: Determinism | str,
+        **options: Unpack[RecordOptions],
+    ) -> Result:
+        """Record a call that raised: status error, the exception ("Type: message") as
+        both the payload and the error. The caller re-raises it."""
+        return self._recorder.record_failure(tool, args, exc, determinism=determinism, **options)
+
+    def ingest(
+        self,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        text: str,
+        *,
+        is_error: bool = False,
+        determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+    ) -> Result:
+        """Store a tool result this kit did not make (as found in a message list), keyed
+        by its tool-call id, so that it too can be evicted and replayed: a Claim unless
+        `determinism` says otherwise. Ingested again, it adds no observation."""
+        return self._recorder.ingest(
+            call_id, tool, arguments, text, is_error=is_error, determinism=determinism
+        )
+
+    def get(self, id: str) -> Record:
+        """The record for an id or unique prefix."""
+        return self._recorder.get(id)
+
+    def replay(self, id: str, *, verify: bool = False) -> Result:
+        """The exact stored result for an id or unique prefix. With `verify=True` a
+        deterministic call is run again, the new observation recorded and the result
+        saying whether it `changed`; nondeterministic calls and actions raise
+        `NotReplayable`."""
+        return self._calls.replay(id, verify=verify)
+
+    async def areplay(self, id: str, *, verify: bool = False) -> Result:
+        """`replay` for async tools (and for sync ones, from async code)."""
+        return await self._calls.areplay(id, verify=verify)
+
+    def on_rerun(self, tool: str, rerun: Rerun) -> None:
+        """Register how `replay(id, verify=True)` re-runs a deterministic result of `tool`:
+        `rerun(record)` returns the fresh `Result` (or an awaitable of it)."""
+        self._calls.on_rerun(tool, rerun)
+
+    def tokens(self, id: str) -> int:
+        """The token count of a stored result, counted once and kept in the store."""
+        return self._recorder.tokens(id)
+
+    # -- continuity: the state document, checkpoints and staleness ------------------
+
+    @property
+    def stale_ids(self) -> set[str]:
+        return self._continuity.stale_ids
+
+    @property
+    def stale_policy(self) -> StalePolicy:
+        return self._continuity.stale_policy
+
+    @stale_policy.setter
+    def stale_policy(self, policy: StalePolicy) -> None:
+        self._continuity.stale_policy = policy
+
+    def outcome(self, id: str) -> Outcome | None:
+        """What is known now of an Action's effect: its own outcome when the call said
+        (completed, not_applied); for an unknown one, the outcome of its latest
+        verification (a record whose `meta.verifies` names it), if any."""
+        return self._continuity.outcome(id)
+
+    def state(self, *, task: Task, document: StateDocument | None = None) -> StateDocument:
+        """A state document pre-filled with what the session's records say exactly
+        (queries run, artifacts, actions and their outcome, the newest observations),
+        merged under `document` when a model wrote one, so that it cannot drop them."""
+        return self._continuity.state(task, document)
+
+    def checkpoint(self, document: StateDocument) -> Result:
+        """Save the document (credentials in its URLs redacted, secret values masked)
+        and pin what it cites for the kit's session and seven days at most after
+        the last checkpoint that cited it: a model's citation never pins for ever."""
+        return self._continuity.checkpoint(document)
+
+    def recover(self, session: str | None = None) -> Recovery:
+        """Restore the newest checkpoint (the one saved last, even when it was saved
+        before too); what it refers to is stale until re-read."""
+        return self._continuity.recover(session)
+
+    def revalidate(self, ids: Iterable[str]) -> Revalidation:
+        """Re-read the deterministic facts among `ids`; mark the rest stale. A record
+        that is gone is listed in `stale`; a malformed or ambiguous id raises before
+        anything is re-read or marked."""
+        return self._continuity.revalidate(ids)
+
+    def require_fresh(self, ids: Iterable[str]) -> None:
+        """Before an action: raise `Stale` (or warn, by `stale_policy`) if any fact it
+        depends on is marked stale or older than its max age."""
+        self._continuity.require_fresh(ids)
+
+    def mark_stale(self, ids: Iterable[str]) -> None:
+        """Mark facts stale: an action that depends on them waits until they are re-read.
+        Every id is resolved first: one that does not resolve raises, and none is marked."""
+        self._continuity.mark_stale(ids)
+
+    def unmark_stale(self, ids: Iterable[str]) -> None:
+        """Take the stale mark off facts that have been re-read."""
+        self._continuity.unmark_stale(ids)
+
+
+def shown_record(kit: Toolkit, name: str, text: str) -> Record | None:
+    """The record of the call of tool `name` that `text` (what `kit.handle` gave) shows.
+    None when nothing was recorded (an unknown tool, arguments refused), when the record
+    cannot be read, and for `replay_result`, whose text shows an earlier call."""
+    if name == REPLAY:
+        return None
+    try:
+        shown = kit.shown(text)
+        return kit.get(shown) if shown is not None else None
+    except AddressableError:
+        return None
+
+
+def failed(kit: Toolkit, name: str, text: str) -> bool:
+    """Whether the call of tool `name` that gave `text` (through `kit.handle`) failed:
+    `failed_with` the record it shows."""
+    return failed_with(shown_record(kit, name, text), text)
+
+
+def failed_with(record: Record | None, text: str) -> bool:
+    """Whether a call failed, given the record `shown_record` found for it. The record
+    says so, whatever the text (a tool that succeeded may return ``error: ...``, and a
+    command that timed out shows its output); with no record, an ``error: ...`` text
+    says so (refused before it ran, or `replay_result`'s own error)."""
+    if record is not None:
+        return record.status is Status.ERROR
+    return text.startswith("error: ")

@@ -1,1 +1,0 @@
-"""`Toolkit`: the object users hold, made of the parts below it."""

@@ -49,10 +49,10 @@ from .core.records import (
     Outcome,
     Record,
     Reference,
+    Report,
     Result,
     Status,
 )
-from .core.reports import Report
 from .core.secrets import Secrets
 from .core.tokens import (
     TokenCounter,
@@ -68,8 +68,7 @@ from .kit import RecordOptions, Toolkit
 from .recording.bundle import BundleSummary, export_bundle, import_bundle
 from .recording.spec import ToolSpec
 from .state.continuity import Recovery, Revalidation, Stale, StaleWarning
-from .state.document import StateDocument
-from .state.parts import (
+from .state.document import (
     Artifact,
     Checkpoint,
     Finding,
@@ -77,6 +76,7 @@ from .state.parts import (
     OpenItem,
     Problem,
     StateAction,
+    StateDocument,
     StateObservation,
     Task,
 )

@@ -1,14 +1,19 @@
 """`Toolkit`: the object users hold. It wraps an agent's tools so that every call is
 recorded and addressable, and holds the parts that do the work: recording (`Recorder`,
 `Calls`), the model's tools (`ToolRegistry`) and continuity (`Continuity`); each method
-here passes to one of them. And whether a call `kit.handle` ran failed, from the text it
-gave: one rule for the SDK helpers and the MCP server, while the model sees the same text.
+here passes to one of them.
+
+Here too: what `kit.tool` makes of a user's function (the checks it passes before
+anything is set up under its name, and the `ToolSpec` its calls run by), and whether a
+call `kit.handle` ran failed, from the text it gave: one rule for the SDK helpers and
+the MCP server, while the model sees the same text.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import sys
 import uuid
@@ -17,27 +22,83 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, Unpack, overload
 
 from .core.errors import AddressableError, ArgumentError
+from .core.ids import quoted
 from .core.records import Determinism, Outcome, Record, Result, Status, member
 from .core.secrets import Secrets
 from .recording.calls import Calls, Rerun
 from .recording.recorder import Clock, Recorder, RecordOptions, checked_time, utc_now
-from .recording.spec import KeyFn
+from .recording.spec import KeyFn, ToolSpec, named_parameters
 from .state.continuity import Continuity, Recovery, Revalidation, StalePolicy
-from .state.document import StateDocument
-from .state.parts import Task
+from .state.document import StateDocument, Task
 from .store import Store, open_store
 from .tools.definitions import FunctionTool, ModelTool
-from .tools.registry import ToolRegistry
+from .tools.registry import ToolRegistry, check_argument_names
 from .tools.replay import NAME as REPLAY
 from .tools.replay import ReplayTool
-from .tools.wrapping import function_spec
+
+
+def function_spec(
+    f: Callable[..., Any],
+    *,
+    name: str | None,
+    determinism: Determinism,
+    key: KeyFn | None,
+    max_age: timedelta | None,
+    media_type: str | None,
+    namespace: dict[str, Any] | None,
+    registry: ToolRegistry,
+) -> ToolSpec:
+    """The spec of `f` as a tool called `name` (its `__name__` without one), or
+    `ArgumentError`: no name, a name `registry` already has, an argument's name the
+    APIs refuse, or a method wrapped in its class's body."""
+    called = name if name is not None else getattr(f, "__name__", None)
+    if called is None:
+        raise ArgumentError(f"{quoted(repr(f))} has no __name__: give the tool a name=")
+    signature = inspect.signature(f)
+    registry.check_free(called)  # before anything is set up under it
+    check_argument_names(called, [p.name for p in named_parameters(signature)])
+    if _unbound_method(f, signature):
+        raise ArgumentError(
+            f"{called!r} is a method in its class's body: its `self` is no "
+            f"argument a model can give; wrap it bound (kit.tool(obj.{called})) "
+            "or make it a staticmethod"
+        )
+    return ToolSpec(
+        name=called,
+        fn=f,
+        determinism=determinism,
+        key=key,
+        max_age=max_age,
+        media_type=media_type,
+        signature=signature,
+        description=inspect.getdoc(f) or "",
+        namespace=namespace,
+    )
+
+
+def _unbound_method(f: Callable[..., Any], signature: inspect.Signature) -> bool:
+    """Whether `f` is a function defined in a class's body whose first parameter is
+    `self` or `cls`: wrapped there, it would be offered with that parameter."""
+    first = next(iter(signature.parameters), None)
+    parts = getattr(f, "__qualname__", "").split(".")
+    return first in ("self", "cls") and len(parts) > 1 and parts[-2] != "<locals>"
+
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam as AnthropicToolParam
     from openai.types.chat import ChatCompletionFunctionToolParam as ChatToolParam
     from openai.types.responses import FunctionToolParam as ResponsesToolParam
 
-__all__ = ["Clock", "RecordOptions", "Toolkit", "failed", "failed_with", "shown_record", "utc_now"]
+__all__ = [
+    "Clock",
+    "RecordOptions",
+    "Toolkit",
+    "failed",
+    "failed_with",
+    "function_spec",
+    "shown_record",
+    "utc_now",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

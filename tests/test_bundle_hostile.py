@@ -20,7 +20,7 @@ import pytest
 import addressable as ad
 from addressable.cli import main
 from addressable.recording import bundle as _bundle
-from addressable.recording import bundlelines as _bundlelines
+from addressable.recording import bundle as _bundlelines
 
 from .conftest import FakeClock
 from .test_bundle_trust import Lines, assert_refused, bundle, read, record_lines, write

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .. import ArgumentError, MissingDependency, token_counter
-from ..core.exitcodes import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from ..core.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from . import STRATEGIES, bench, markdown, plot
 from .sessions import read_sessions
 from .settings import (

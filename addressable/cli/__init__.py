@@ -16,6 +16,11 @@ import httpx
 from rich.console import Console
 
 from ..core.errors import (
+    EXIT_FAILURE,
+    EXIT_INTEGRITY,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_USAGE,
     AddressableError,
     AmbiguousId,
     ArgumentError,
@@ -24,13 +29,6 @@ from ..core.errors import (
     NoStore,
     NotFound,
     NotReplayable,
-)
-from ..core.exitcodes import (
-    EXIT_FAILURE,
-    EXIT_INTEGRITY,
-    EXIT_NOT_FOUND,
-    EXIT_OK,
-    EXIT_USAGE,
 )
 from ..store import Store, open_store
 from .inspect import HEAD_BYTES, HEAD_LINES

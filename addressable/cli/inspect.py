@@ -12,8 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Column, Table
 
-from ..core.errors import NotReplayable
-from ..core.exitcodes import EXIT_DAMAGE, EXIT_INTEGRITY, EXIT_OK, EXIT_TOOL_ERROR
+from ..core.errors import EXIT_DAMAGE, EXIT_INTEGRITY, EXIT_OK, EXIT_TOOL_ERROR, NotReplayable
 from ..core.payload import payload_text
 from ..core.records import Record, Status
 from ..kit import Toolkit

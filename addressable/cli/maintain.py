@@ -14,8 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..core.errors import ArgumentError, BundleError
-from ..core.exitcodes import EXIT_OK
+from ..core.errors import EXIT_OK, ArgumentError, BundleError
 from ..recording.bundle import BundleSummary, export_bundle, import_bundle
 from ..store import DiskStore, Store
 from .output import print_json, size_text, terminal, visible

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from .. import __version__
-from ..core.exitcodes import EXIT_USAGE
+from ..core.errors import EXIT_USAGE
 from ..core.tokens import DEFAULT_ENCODING, ENCODINGS
 from .inspect import run_ls, run_replay, run_show, run_stats, run_verify
 from .maintain import run_export, run_gc, run_import, run_pin, run_unpin

@@ -14,8 +14,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from ..core.html import read_html
-from ..core.records import Record
-from ..core.reports import Report
+from ..core.records import Record, Report
 from ..core.tokens import count_tokens
 from .gistparts import GIST_FLOOR, Items, Part, part_tokens, plain
 from .identifiers import PATH, Known

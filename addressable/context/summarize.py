@@ -30,8 +30,7 @@ from typing import Any, Protocol
 
 from ..core.errors import ArgumentError
 from ..core.payload import decode_text
-from ..core.records import Record, Status
-from ..core.reports import Report
+from ..core.records import Record, Report, Status
 from ..core.tokens import count_tokens
 from .gistparts import GIST_FLOOR, fit, part_tokens
 from .gists import error_parts, json_parts, output_parts, page_parts, search_floor, search_gist

@@ -33,6 +33,9 @@ Errors of the libraries underneath (diskcache, sqlite3, redis) are translated in
 `StoreError` at the store boundary, with the original chained as `__cause__`.
 A tool that fails is not an addressable error: it is recorded and re-raised as is
 (httpx's own errors from Fetch and Api among them: a refused connection, a reset).
+
+The exit codes of the `addressable` command are here too, for every face of it (the
+store commands, the benchmark, the MCP commands); the CLI's help lists what each means.
 """
 
 from __future__ import annotations
@@ -133,3 +136,12 @@ class MissingDependency(AddressableError, ImportError):
         super().__init__(
             f"{feature} needs the {package!r} package: pip install 'addressable-tools[{extra}]'"
         )
+
+
+EXIT_OK = 0
+EXIT_DAMAGE = 1  # verify found damage
+EXIT_USAGE = 2  # bad usage: an option, a value, an id
+EXIT_NOT_FOUND = 3  # no result with that id, or it expired
+EXIT_INTEGRITY = 4  # a payload no longer matches its hash
+EXIT_FAILURE = 5  # no store, or the store, a bundle, a trace or a re-run failed
+EXIT_TOOL_ERROR = 6  # replay: the result is a tool's error (its bytes are still written)

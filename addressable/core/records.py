@@ -4,6 +4,11 @@ All are pydantic models whose JSON round trip is lossless; the store keeps a rec
 its JSON, so these field names are a storage format (see `RECORD_FORMAT`). Every time
 in them is timezone-aware: a naive datetime (or an ISO 8601 text without an offset) is
 refused with a `ValidationError`, so no naive time is ever compared with an aware one.
+
+What adapters report for the state document goes through one declared interface,
+`Report`: a record carries, in `Record.meta`, what the state document needs to know of
+it, under its keys, and the library below the adapters never needs to know which tool
+family made the record.
 """
 
 from __future__ import annotations
@@ -20,6 +25,26 @@ from .frozen import frozen
 from .ids import action_id_of, canonical_args, quoted, result_id
 from .payload import decode_payload, decode_text
 from .tokens import count_tokens
+
+
+class Report:
+    """The keys of `Record.meta` through which an adapter reports what a call did."""
+
+    # str: a query this call ran, as the state document lists it ("text (backend)")
+    QUERY = "query_run"
+    # {"path": str, "rev": str}: what a change wrote, at which revision
+    ARTIFACT = "artifact"
+    # str: the id of the Action this read verifies
+    VERIFIES = "verifies"
+    # str: a marker a side effect wrote into what it changed, so a later read can
+    # tell whether it was applied
+    MARKER = "marker"
+    # int: how a command ended, shown first in its stub's gist
+    EXIT_CODE = "exit_code"
+    # [str]: the arguments that carry written content (a file's text, a request's body),
+    # left out where an Action's operation is summarised
+    WRITTEN = "written"
+
 
 RECORD_FORMAT = 1
 

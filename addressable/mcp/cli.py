@@ -7,8 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..core.errors import ConfigError
-from ..core.exitcodes import EXIT_OK, EXIT_USAGE
+from ..core.errors import EXIT_OK, EXIT_USAGE, ConfigError
 from ..store import Store
 
 DESCRIPTION = (

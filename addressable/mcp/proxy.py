@@ -35,12 +35,11 @@ from ..core.ids import canonical_args, quoted
 from ..core.records import Determinism, Outcome, Record, Status
 from ..kit import RecordOptions, Toolkit, failed
 from ..recording.argerrors import one_line
-from ..tools.excerpt import select
 from ..tools.registry import failure_text, refused_text
 from ..tools.replay import DESCRIPTION as REPLAY_DESCRIPTION
 from ..tools.replay import NAME as REPLAY
 from ..tools.replay import SCHEMA as REPLAY_SCHEMA
-from ..tools.replay import ReplayTool
+from ..tools.replay import ReplayTool, select
 from . import results
 from .config import McpConfig
 from .sdk import (

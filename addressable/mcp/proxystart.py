@@ -10,7 +10,7 @@ import sys
 
 import anyio
 
-from ..core.exitcodes import EXIT_FAILURE, EXIT_OK
+from ..core.errors import EXIT_FAILURE, EXIT_OK
 from ..kit import Toolkit
 from ..recording.argerrors import one_line
 from ..store import Store

@@ -1,20 +1,30 @@
 """A function wrapped by `kit.tool`: its signature, its arguments as JSON, its schema.
 
 The schema and the checks of the arguments come from pydantic: each named parameter is
-a field of a model built from the function's annotations, defaults and docstring.
+a field of a model built from the function's annotations, defaults and the parts of its
+Google-style docstring (its text, and each parameter's description from `Args:`).
+
+Before 3.12, pydantic takes only `typing_extensions.TypedDict`, and a parameter typed
+with `typing.TypedDict` would be left untyped: no schema for the model, no check of what
+it sends. Such a class is remade, once, as the same `typing_extensions.TypedDict`: the
+same keys, the same required ones, nested ones and those inside other types too.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import re
+import sys
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import typing_extensions
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, JsonSchemaWarningKind
@@ -23,8 +33,110 @@ from ..core.errors import ArgumentError
 from ..core.ids import JSON_SCALARS, canonical_args
 from ..core.records import Determinism
 from .argerrors import argument_error, not_taken, one_line, problem
-from .docstrings import split_docstring
-from .typeddicts import readable
+
+_SECTION = re.compile(
+    r"^(\s*)(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*$"
+)
+_ENTRY = re.compile(r"^\**(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """A Google-style docstring's text without its `Args:` section, and the parameters'
+    descriptions from that section (continuation lines joined with newlines)."""
+    lines = doc.splitlines()
+    kept: list[str] = []
+    described: dict[str, list[str]] = {}
+    i = 0
+    while i < len(lines):
+        header = _SECTION.match(lines[i])
+        i += 1
+        if header is None:
+            kept.append(lines[i - 1])
+            continue
+        indent = len(header.group(1))
+        current: str | None = None
+        entry_indent: int | None = None
+        while i < len(lines):
+            line = lines[i]
+            stripped = line.strip()
+            depth = len(line) - len(line.lstrip())
+            if stripped and depth <= indent:
+                break
+            i += 1
+            if not stripped:
+                continue
+            if entry_indent is None:
+                entry_indent = depth
+            entry = _ENTRY.match(stripped) if depth == entry_indent else None
+            if entry is not None:
+                current = entry.group(1)
+                described[current] = [entry.group(2).strip()]
+            elif current is not None:
+                described[current].append(stripped)
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return text, {k: "\n".join(part for part in v if part) for k, v in described.items()}
+
+
+_MADE: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # class -> remade
+
+
+def readable(hint: Any) -> Any:
+    """`hint`, with every `typing.TypedDict` in it remade for pydantic where it needs
+    that (before Python 3.12); `hint` itself when there is none."""
+    if sys.version_info >= (3, 12):
+        return hint
+    return _remade(hint, 0)
+
+
+_DEEPEST = 20  # nesting of types looked into
+
+
+def _remade(hint: Any, depth: int) -> Any:
+    if depth > _DEEPEST:
+        return hint
+    if typing.is_typeddict(hint) and type(hint).__module__ == "typing":
+        return _typed_dict(hint, depth)
+    args = typing.get_args(hint)
+    if not args:
+        return hint
+    if typing.get_origin(hint) is typing.Annotated:
+        inner = _remade(args[0], depth + 1)
+        return hint if inner is args[0] else typing.Annotated[(inner, *hint.__metadata__)]
+    if typing.get_origin(hint) is typing.Literal:
+        return hint
+    remade = tuple(_remade(a, depth + 1) for a in args)
+    if all(new is old for new, old in zip(remade, args, strict=True)):
+        return hint
+    try:
+        return hint.copy_with(remade)  # typing's aliases: List[X], Union[...], Optional
+    except AttributeError:
+        pass
+    try:
+        return typing.get_origin(hint)[remade]  # list[X], dict[K, V], X | Y
+    except TypeError:
+        return hint  # a form that cannot be rebuilt: left as it was
+
+
+def _typed_dict(cls: Any, depth: int) -> Any:
+    made = _MADE.get(cls)
+    if made is None:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        required = getattr(cls, "__required_keys__", frozenset(hints))
+        fields = {
+            key: (
+                typing_extensions.Required[_remade(value, depth + 1)]
+                if key in required
+                else typing_extensions.NotRequired[_remade(value, depth + 1)]
+            )
+            for key, value in hints.items()
+        }
+        # The functional form, as a call: its name is known only at run time.
+        make: Any = typing_extensions.TypedDict
+        made = make(cls.__name__, fields)
+        made.__doc__ = cls.__doc__
+        _MADE[cls] = made
+    return made
+
 
 KeyFn = Callable[..., str | None]
 

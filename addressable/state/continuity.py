@@ -17,11 +17,9 @@ from ..context.evict import evict
 from ..core.credentials import redact_urls
 from ..core.errors import AddressableError, ArgumentError, BadId, NotFound, NotReplayable
 from ..core.ids import content_hash, expect, listed
-from ..core.records import Determinism, Outcome, Record, Result, aware
-from ..core.reports import Report
+from ..core.records import Determinism, Outcome, Record, Report, Result, aware
 from ..recording.recorder import model_resolve
-from .document import StateDocument, outcome_in
-from .parts import Artifact, StateAction, StateObservation, Task
+from .document import Artifact, StateAction, StateDocument, StateObservation, Task, outcome_in
 
 if TYPE_CHECKING:
     from ..core.secrets import Secrets

@@ -14,8 +14,15 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.errors import ArgumentError
 from ..core.ids import expect
-from .document import MAX_CHARS, MAX_CONTEXT_CHARS, MAX_ENTRIES, MAX_TOKENS, StateDocument
-from .parts import Problem, Task
+from .document import (
+    MAX_CHARS,
+    MAX_CONTEXT_CHARS,
+    MAX_ENTRIES,
+    MAX_TOKENS,
+    Problem,
+    StateDocument,
+    Task,
+)
 
 if TYPE_CHECKING:
     from ..core.secrets import Secrets

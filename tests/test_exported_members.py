@@ -122,12 +122,13 @@ OUTSIDE_THE_TREE = {
     "TooManyRedirects": "httpx's own, raised as httpx would: a fetch that failed",
     "ToolError": "the Anthropic tool runner's own: it sends the text as a result with is_error",
     "ToolException": "LangChain's own: the tool's text becomes a ToolMessage with status error",
+    "AttributeError": "a module's __getattr__ for a name it does not have, as Python's own",
 }
 # Calls that make the exception raised: a function whose return annotation names it is
 # checked by that; these name what they make otherwise.
 FACTORIES = {
-    "adapters/_transport.py:error": "the httpcore timeout its caller names, as httpcore raises",
-    "adapters/_apirecord.py:sent.error": "what sending failed with (httpx's own, a deadline, "
+    "adapters/_clients.py:error": "the httpcore timeout its caller names, as httpcore raises",
+    "adapters/api.py:sent.error": "what sending failed with (httpx's own, a deadline, "
     "ResponseTooLarge): recorded, then raised to the caller as a failed tool's exception is",
 }
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .. import TokenCounter, Tokenizer, Toolkit, open_store, token_counter, using_tokenizer
+from .. import Toolkit, open_store, token_counter
+from ..tokens import TokenCounter, Tokenizer, using_tokenizer
 from .report import BenchReport, SessionReport, markdown, plot
 from .sessions import BadLine, Session, read_sessions
 from .settings import (

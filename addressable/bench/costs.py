@@ -33,7 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .. import count_tokens, message_text, message_tokens
+from .. import count_tokens
+from ..messages import message_text, message_tokens
 from .needs import Source
 from .sessions import Session
 

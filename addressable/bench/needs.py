@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .. import Conversation, ToolCall, ToolResult, message_text, parse_messages
+from ..messages import Conversation, ToolCall, ToolResult, message_text
+from ..messages import parse as parse_messages
 from .sessions import Session
 
 MIN_VALUE = 8  # characters: shorter values are too common to count as dependencies

@@ -9,7 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .. import MissingDependency, tokens_exact
+from .. import MissingDependency
+from ..tokens import tokens_exact
 from .costs import Figures
 from .sessions import BadLine
 from .settings import DEFAULT_CACHE_READ, DEFAULT_CACHE_WRITE, DEFAULT_WINDOW

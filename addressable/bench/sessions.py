@@ -20,7 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .. import AddressableError, Finding, MessageShape, Task, parse_messages
+from .. import AddressableError, Task
+from ..messages import Shape as MessageShape
+from ..messages import parse as parse_messages
+from ..state import Finding
 
 
 class RecordedFinding(Finding):

@@ -8,7 +8,8 @@ import inspect
 import reprlib
 from typing import Any
 
-from .. import MIN_BUDGET, ArgumentError, CachePrices, compact
+from .. import ArgumentError, CachePrices, compact
+from ..compaction import MIN_BUDGET
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -36,17 +36,14 @@ from .. import (
     ArgumentError,
     CachePrices,
     StateDocument,
-    Tokenizer,
     Toolkit,
     compact,
     compaction_pays,
     count_tokens,
-    message_text,
-    message_tokens,
-    parse_messages,
-    set_result_text,
-    using_tokenizer,
 )
+from ..messages import message_text, message_tokens, set_result_text
+from ..messages import parse as parse_messages
+from ..tokens import Tokenizer, using_tokenizer
 from .costs import (
     Figures,
     PromptCache,

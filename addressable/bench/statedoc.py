@@ -3,7 +3,9 @@ write at a turn, from the session's findings, as the agent at that turn could kn
 
 from __future__ import annotations
 
-from .. import Conversation, Finding, OpenItem, StateDocument, Toolkit, compact_state
+from .. import StateDocument, Toolkit, compact_state
+from ..messages import Conversation
+from ..state import Finding, OpenItem
 from .needs import Needs
 from .sessions import Session
 

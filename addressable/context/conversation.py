@@ -7,20 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..core.errors import AddressableError
+from ..core.errors import MalformedMessages
 
 Shape = Literal["anthropic", "openai", "flat", "openai-responses"]
 SHAPES: tuple[Shape, ...] = ("anthropic", "openai", "flat", "openai-responses")
-
-
-class MalformedMessages(AddressableError, ValueError):
-    """A message list that is not well formed, or an item that is no message (neither a
-    dict, an SDK message object nor a LangChain message); `index` names the offending
-    message and the message says what was expected."""
-
-    def __init__(self, index: int, why: str) -> None:
-        self.index = index
-        super().__init__(f"message {index}: {why}")
 
 
 # Lists and objects inside one another, a message counted as 1: past what tools send (a

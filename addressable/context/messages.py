@@ -28,13 +28,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..core.errors import ArgumentError
+from ..core.errors import ArgumentError, MalformedMessages
 from ..core.ids import lone_surrogate
 from .conversation import (
     SHAPES,
     TOO_DEEP,
     Conversation,
-    MalformedMessages,
     Shape,
     ToolCall,
     ToolResult,

@@ -9,7 +9,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from .conversation import MalformedMessages, nested_too_deep
+from ..core.errors import MalformedMessages
+from .conversation import nested_too_deep
 
 Source = Literal["dicts", "sdk", "langchain"]  # what the list held: see `views`
 

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.blocks import blocks_text, non_text
-from .conversation import MalformedMessages, Shape, ToolCall, ToolResult
+from ..core.errors import MalformedMessages
+from .conversation import Shape, ToolCall, ToolResult
 
 
 def read_anthropic(i: int, message: Mapping[str, Any], shape: Shape) -> list[ToolCall | ToolResult]:

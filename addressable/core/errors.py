@@ -26,9 +26,8 @@
     ├── adapters.PartlyChanged           a file change that failed after changing something
     └── adapters.BadAnswer               a server's answer that cannot be read as it says
 
-`MalformedMessages` lives with the message shapes, `Stale` with continuity, and the
-adapters' errors with their adapters; all are exported from `addressable` or
-`addressable.adapters`, and a test walks the whole tree.
+The adapters' errors live with their adapters; all are exported from `addressable`
+(and `addressable.errors`) or `addressable.adapters`, and a test walks the whole tree.
 Errors of the libraries underneath (diskcache, sqlite3, redis) are translated into
 `StoreError` at the store boundary, with the original chained as `__cause__`.
 A tool that fails is not an addressable error: it is recorded and re-raised as is
@@ -145,3 +144,29 @@ EXIT_NOT_FOUND = 3  # no result with that id, or it expired
 EXIT_INTEGRITY = 4  # a payload no longer matches its hash
 EXIT_FAILURE = 5  # no store, or the store, a bundle, a trace or a re-run failed
 EXIT_TOOL_ERROR = 6  # replay: the result is a tool's error (its bytes are still written)
+
+
+class MalformedMessages(AddressableError, ValueError):
+    """A message list that is not well formed, or an item that is no message (neither a
+    dict, an SDK message object nor a LangChain message); `index` names the offending
+    message and the message says what was expected."""
+
+    def __init__(self, index: int, why: str) -> None:
+        self.index = index
+        super().__init__(f"message {index}: {why}")
+
+
+class Stale(AddressableError):
+    """An action that depends on facts that may no longer hold; re-read them first
+    (`kit.revalidate`)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = ids
+        super().__init__(
+            f"refused: it depends on stale facts {', '.join(ids)}; re-read them "
+            "with kit.revalidate([...]) before acting"
+        )
+
+
+class StaleWarning(UserWarning):
+    """An action went ahead on stale facts (the kit's stale policy is "warn")."""

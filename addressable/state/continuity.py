@@ -15,7 +15,15 @@ from pydantic import BaseModel
 
 from ..context.evict import evict
 from ..core.credentials import redact_urls
-from ..core.errors import AddressableError, ArgumentError, BadId, NotFound, NotReplayable
+from ..core.errors import (
+    AddressableError,
+    ArgumentError,
+    BadId,
+    NotFound,
+    NotReplayable,
+    Stale,
+    StaleWarning,
+)
 from ..core.ids import content_hash, expect, listed
 from ..core.records import Determinism, Outcome, Record, Report, Result, aware
 from ..recording.recorder import model_resolve
@@ -36,22 +44,6 @@ CHECKPOINT_PIN_AGE = timedelta(days=7)
 as a stub's pin, never for ever, since what a model cites is not the user's to keep."""
 OBSERVATIONS_KEPT = 20  # the newest reads the harness lists in a state document
 StalePolicy = Literal["refuse", "warn"]
-
-
-class Stale(AddressableError):
-    """An action that depends on facts that may no longer hold; re-read them first
-    (`kit.revalidate`)."""
-
-    def __init__(self, ids: list[str]) -> None:
-        self.ids = ids
-        super().__init__(
-            f"refused: it depends on stale facts {', '.join(ids)}; re-read them "
-            "with kit.revalidate([...]) before acting"
-        )
-
-
-class StaleWarning(UserWarning):
-    """An action went ahead on stale facts (the kit's stale policy is "warn")."""
 
 
 class Revalidation(BaseModel):

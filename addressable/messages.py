@@ -1,0 +1,22 @@
+"""Message lists in the shapes of the APIs (Anthropic Messages, OpenAI Chat and
+Responses, LangChain), read as compaction reads them, and the text and tokens of a
+message.
+"""
+
+from .context.conversation import Conversation, Shape, ToolCall, ToolResult
+from .context.messages import detect, parse, set_result_text
+from .context.messagetokens import message_text, message_tokens
+from .core.errors import MalformedMessages
+
+__all__ = [
+    "Conversation",
+    "MalformedMessages",
+    "Shape",
+    "ToolCall",
+    "ToolResult",
+    "detect",
+    "message_text",
+    "message_tokens",
+    "parse",
+    "set_result_text",
+]

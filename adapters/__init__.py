@@ -4,19 +4,16 @@ Each adapter takes a `Toolkit`, is callable and returns `addressable.Result`; cr
 one registers it with the kit, so that `kit.tools()` lists it and `kit.handle()` runs it.
 """
 
+from addressable.core.html import html_title
+
 from ._base import Adapter, Identity
-from ._decode import BadAnswer
-from ._hits import Hit, SearchBackend
-from ._html import html_title, html_to_text
-from ._http import ResponseTooLarge
+from ._http import BadAnswer, ResponseTooLarge
 from ._rootfs import BadPath, PartlyChanged
-from ._searchindex import LocalIndex
-from ._websearch import BraveSearch, SearXNG
 from .api import Api, Scope
-from .fetch import Fetch
+from .fetch import Fetch, html_to_text
 from .files import Files
 from .memory import Memory, MemoryCommandError
-from .search import Search
+from .search import BraveSearch, Hit, LocalIndex, Search, SearchBackend, SearXNG
 from .shell import Shell
 
 __all__ = [

@@ -1,10 +1,10 @@
 """Just enough git to key a file by the commit it is clean at: `path@rev`.
 
 Every git the project starts runs through `git_lines`, and in a repository through
-`_run` (the one other, `_gitlaunch`'s list of git's own commands, runs in `/`, reading
-no repository). The repository it reads may have been
-written by the model (a `.git/config`, a hook, a `.gitattributes`, a branch file), so
-git runs so that nothing there can start a program, and without the parent's secrets:
+`_run` (the one other, `shell.launchers`' list of git's own commands, runs in `/`,
+reading no repository). The repository it reads may have been written by the model (a
+`.git/config`, a hook, a `.gitattributes`, a branch file), so git runs so that nothing
+there can start a program, and without the parent's secrets:
 
 - the environment is the allow-list Shell passes by default, plus the settings below;
   no other variable of the parent reaches git;

@@ -17,32 +17,102 @@ with `ad.DeadlineExceeded`: a read raises it, a write records it as `unknown` (o
 
 `verify(action_id, identity=...)` reads the resource and compares the marker (or, with
 no marker, the fields written), recording `completed`, `not_applied` or `unknown`.
+
+Each call is made ready first (`Call`: checked against the scope, the secrets allowed
+and the identity, with its headers), then sent once through the sync or the async
+client, a transport failure returned rather than raised (`Sent`), then recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import uuid
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import ConfigDict
 
 import addressable as ad
+from addressable.recording.argerrors import CheckedModel
 from addressable.recording.recorder import model_resolve
 
-from ._apirecord import VERIFY_TOOL, ApiRecording
-from ._apiscope import WRITES, Action, Scope
-from ._base import Identity, schema
-from ._clients import AsyncClient, Clients, SyncClient
-from ._http import DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, check_deadline
-from ._urls import rerun_url
+from ._base import Adapter, Identity, schema
+from ._clients import HTTP_ERRORS, AsyncClient, Clients, SyncClient
+from ._http import (
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_BYTES,
+    BadAnswer,
+    Exchange,
+    ResponseTooLarge,
+    check_deadline,
+    staying_in,
+)
+from ._urls import (
+    check_url,
+    has_userinfo,
+    normalize_url,
+    origin,
+    redact_url,
+    rerun_url,
+    shown_url,
+    wire_of,
+)
 
 __all__ = ["DEFAULT_MAX_AGE", "DEFAULT_TIMEOUT", "VERIFY_TOOL", "WRITES", "Action", "Api", "Scope"]
 
 DEFAULT_TIMEOUT = 10.0  # seconds
 DEFAULT_MAX_AGE = timedelta(minutes=5)  # how long a read may be relied on
+VERIFY_TOOL = "api_verify"
+
+Action = Literal["read", "replay", "reversible-write", "write"]
+WRITES = {
+    "POST": "write",
+    "DELETE": "write",
+    "PUT": "reversible-write",
+    "PATCH": "reversible-write",
+}
+
+# What a call may fail with: the transport's failures, the deadline, an answer that
+# cannot be read as sent.
+FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded, BadAnswer)
+
+# What a verification's read may fail with: its verdict is then unknown.
+_READ_FAILURES: tuple[type[Exception], ...] = (*FAILURES, ResponseTooLarge)
 
 
-class Api(ApiRecording):
+class Scope(CheckedModel):
+    """What an Api adapter may do: which origins, as which identities, which actions.
+    A call outside it raises `ScopeError` and nothing is sent. "write" allows
+    reversible writes too, and "read" the re-read of a recorded read
+    (`replay(id, verify=True)`); "replay" alone allows only that re-read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    origins: tuple[str, ...]
+    identities: tuple[str, ...] | None = None  # None: every identity the adapter knows
+    actions: frozenset[Action] = frozenset({"read", "replay"})
+
+    def check(self, url: str, identity: str, action: Action) -> None:
+        where = check_url(url)  # a URL that does not parse is an ArgumentError
+        if where not in {origin(o) for o in self.origins}:
+            raise ad.ScopeError(f"{where} is not an allowed origin; nothing was sent")
+        if self.identities is not None and identity not in self.identities:
+            raise ad.ScopeError(
+                f"identity {ad.ids.quoted(identity)} is outside the scope; nothing was sent"
+            )
+        allowed = set(self.actions)
+        if "write" in allowed:
+            allowed.add("reversible-write")
+        if "read" in allowed:  # a re-read is a read
+            allowed.add("replay")
+        if action not in allowed:
+            raise ad.ScopeError(f"{action} is outside the scope; nothing was sent")
+
+
+class Api(Adapter):
     """JSON APIs over httpx, as named identities whose credentials are secret references.
 
     Secret references (``secret:env:NAME``) are resolved in the headers of
@@ -242,6 +312,14 @@ class Api(ApiRecording):
         """What is known of an Action now: its latest verification, else its own."""
         return self.kit.outcome(action_id)
 
+    def close(self) -> None:
+        """Close the sync client this adapter made (not one it was given)."""
+        self._clients.close()
+
+    async def aclose(self) -> None:
+        """Close every client this adapter made (not ones it was given)."""
+        await self._clients.aclose()
+
     # -- the model's side --------------------------------------------------------------
 
     def handle(self, arguments: dict[str, Any]) -> str:
@@ -293,6 +371,443 @@ class Api(ApiRecording):
         if rec.outcome is ad.Outcome.UNKNOWN:
             head += "; it may or may not have taken effect: VERIFY it before any retry"
         return f"{head}]\n{result.text}"
+
+    # -- a call made ready -----------------------------------------------------------------
+
+    def _read_call(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> Call:
+        """A GET checked against the scope and the secrets allowed; nothing sent yet."""
+        self._check(url, identity, action, allowed)
+        self.kit.secrets.check_allowed(url, allowed, "the URL")
+        credentials = self._credentials(identity)
+        wire, url = self._wire(url), redact_url(url)
+        return Call(
+            method="GET",
+            wire=wire,
+            url=url,
+            credentials=credentials,
+            headers=self._headers(credentials),
+            args={"method": "GET", "url": url, "identity": identity},
+            key=f"GET {normalize_url(url)} as {identity}",
+        )
+
+    def _write_call(
+        self,
+        method: str,
+        url: str,
+        *,
+        identity: str,
+        json_body: dict[str, Any] | None = None,
+        marker_field: str | None = None,
+        idempotency_key: str | None = None,
+        depends_on: Sequence[str] = (),
+        allowed: Collection[str] | None,
+    ) -> Call:
+        """A write checked against the scope, the secrets allowed and the freshness of
+        what it depends on, with its idempotency key and marker; nothing sent yet."""
+        method = method.upper()
+        if method not in WRITES:
+            raise ad.ArgumentError(f"{method} is not a write: use {', '.join(WRITES)}")
+        self._check(url, identity, WRITES[method], allowed)  # type: ignore[arg-type]
+        self.kit.secrets.check_allowed(url, allowed, "the URL")
+        self.kit.require_fresh(depends_on)  # a write on stale facts waits: nothing is sent
+        key = idempotency_key or uuid.uuid4().hex
+        body = dict(json_body) if json_body is not None else None
+        if body is not None:
+            # Not JSON (NaN, a cycle) or nested deeper than a record holds: refused, and
+            # nothing sent (a write sent and then not recorded would be lost).
+            ad.ids.canonical_json(body, name="the body", argument=True)
+        marker = None
+        if marker_field is not None:
+            marker = f"ad-{key[:16]}"
+            body = {**(body or {}), marker_field: marker}
+        credentials = self._credentials(identity)
+        wire, url = self._wire(url), redact_url(url)
+        return Call(
+            method=method,
+            wire=wire,
+            url=url,
+            credentials=credentials,
+            headers={**self._headers(credentials), "Idempotency-Key": key},
+            args={"method": method, "url": url, "identity": identity, "body": body},
+            key=key,
+            body=body,
+            meta={
+                ad.Report.MARKER: marker,
+                "marker_field": marker_field,
+                ad.Report.WRITTEN: ["body"],
+            },
+        )
+
+    def _check(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> None:
+        """The identity known, the URL in scope; from a model (`allowed` None), a URL
+        with no user name or password, which the HTTP client would send in place of the
+        identity's own Authorization header."""
+        if identity not in self.identities:
+            known = ", ".join(sorted(self.identities)) or "none"
+            raise ad.ScopeError(
+                f"no identity named {ad.ids.quoted(identity)} (known: {known}); nothing was sent"
+            )
+        self.scope.check(url, identity, action)
+        self.identities[identity].check_origin(origin(url))  # its own origins, if it names any
+        if allowed is None and has_userinfo(url):
+            raise ad.ScopeError(
+                f"{shown_url(url)}: a URL may not hold a user name or password; "
+                "credentials come only from the identity named; nothing was sent"
+            )
+
+    def _wire(self, url: str) -> str:
+        """The URL sent: `url` with its secret references resolved, pointing where it
+        does."""
+        return wire_of(url, self.kit.secrets)
+
+    def _credentials(self, identity: str) -> dict[str, str]:
+        return self.identities[identity].resolved_headers(self.kit.secrets)
+
+    def _headers(self, credentials: dict[str, str]) -> dict[str, str]:
+        return {"Accept": "application/json", **credentials}
+
+    def _exchange(self, call: Call, follow: bool) -> Exchange:
+        stay = staying_in({origin(o) for o in self.scope.origins}, "the scope")
+        return Exchange(
+            self.kit.secrets,
+            credentials=call.credentials,
+            deadline=self.deadline,
+            what=f"{call.method} {call.url}",
+            follow=follow,
+            stay=stay,
+        )
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def _send(self, call: Call) -> Sent:
+        """Send `call` through the sync client; a failure is returned, not raised (see
+        `kit.failed`)."""
+        client = self._clients.sync()
+        exchange = self._exchange(call, client.follow_redirects)
+        request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
+        body = _Body(self.max_bytes)
+        try:
+            response = exchange.send(client, request, body.add)
+        except BadAnswer as exc:
+            return _unreadable(call, exchange, exc)
+        except BaseException as exc:
+            return _failed(call, exchange, exc)
+        return Sent(exchange, response, bytes(body.data), over=body.over)
+
+    async def _asend(self, call: Call) -> Sent:
+        """`_send` through the async client."""
+        client = self._clients.asynchronous()
+        exchange = self._exchange(call, client.follow_redirects)
+        request = client.build_request(call.method, call.wire, json=call.body, headers=call.headers)
+        body = _Body(self.max_bytes)
+        try:
+            response = await exchange.asend(client, request, body.add)
+        except BadAnswer as exc:
+            return _unreadable(call, exchange, exc)
+        except BaseException as exc:
+            return _failed(call, exchange, exc)
+        return Sent(exchange, response, bytes(body.data), over=body.over)
+
+    # -- recording -------------------------------------------------------------------------
+
+    def _get(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> ad.Result:
+        call = self._read_call(url, identity, action, allowed)
+        return self._read_result(call, self._send(call))
+
+    async def _aget(
+        self, url: str, identity: str, action: Action, allowed: Collection[str] | None
+    ) -> ad.Result:
+        call = self._read_call(url, identity, action, allowed)
+        return self._read_result(call, await self._asend(call))
+
+    def _read_result(self, call: Call, sent: Sent) -> ad.Result:
+        """Record what a GET gave: the response, or the failure (then raised)."""
+        if sent.over:
+            sent.error = ResponseTooLarge(self._too_large(call))
+        if sent.error is not None:
+            self.kit.record_failure(
+                self.name, call.args, sent.error, determinism="deterministic", key=call.key
+            )
+            raise sent.error
+        response = sent.response
+        meta: dict[str, Any] = {"status_code": response.status_code}
+        if sent.exchange.note is not None:
+            meta["redirect"] = sent.exchange.note
+        options: ad.RecordOptions = {
+            "key": call.key,
+            "max_age": self.max_age,
+            "media_type": response.headers.get("content-type", "application/json"),
+            "meta": meta,
+        }
+        if response.status_code >= 400:
+            options["status"] = ad.Status.ERROR
+            options["error"] = (
+                f"HTTP {response.status_code} {response.reason_phrase} for {call.url}"
+            )
+        return self.kit.record(
+            self.name, call.args, sent.body, determinism="deterministic", **options
+        )
+
+    def _write_result(self, call: Call, sent: Sent) -> ad.Result:
+        """Record the Action with the outcome that is known from what was sent."""
+        args, key, meta = call.args, call.key, dict(call.meta)
+        if sent.error is not None:
+            if sent.exchange.nothing_sent(sent.error):  # no connection was made
+                done = self._action(args, key, meta, ad.Outcome.NOT_APPLIED, sent.error, sent=False)
+            else:  # timeouts, resets, the deadline, anything after the request went out
+                done = self._action(args, key, meta, ad.Outcome.UNKNOWN, sent.error, sent=True)
+            if not isinstance(sent.error, Exception):
+                raise sent.error  # an interrupt (a task cancelled): recorded, and let through
+            return done
+        if sent.exchange.note is not None:
+            meta["redirect"] = sent.exchange.note
+        response = sent.response
+        code = response.status_code
+        # A 301, 302 or 303 the client followed turned the write into a GET of another
+        # page (a login page, a result page): its answer says nothing sure of the write.
+        # A 307 or 308 sends the same write on, and its answer is the write's.
+        redirected = [r.status_code for r in getattr(response, "history", ())]
+        changed = [c for c in redirected if c not in (307, 308)]
+        if redirected:
+            meta["redirected_from"] = redirected
+        if changed:
+            outcome = ad.Outcome.UNKNOWN
+        elif 200 <= code < 300:
+            outcome = ad.Outcome.COMPLETED
+        elif 400 <= code < 500 and code not in (408, 429):
+            outcome = ad.Outcome.NOT_APPLIED
+        else:
+            outcome = ad.Outcome.UNKNOWN
+        meta["status_code"] = code
+        error = None if outcome is ad.Outcome.COMPLETED else f"HTTP {code} {response.reason_phrase}"
+        if changed:
+            error = f"HTTP {changed[0]} then {code}: the write became another request; verify it"
+        body, media_type = sent.body, response.headers.get("content-type", "application/json")
+        if sent.over:  # the status tells the outcome; the body is not kept
+            body, media_type = self._too_large(call).encode(), "text/plain; charset=utf-8"
+            meta["body_over"] = self.max_bytes
+        elif sent.unreadable is not None:  # the same: the body could not be read
+            body, media_type = f"[{sent.unreadable}]".encode(), "text/plain; charset=utf-8"
+            meta["body_unreadable"] = sent.unreadable
+        return self.kit.record(
+            self.name,
+            args,
+            body,
+            determinism="side_effect",
+            outcome=outcome,
+            key=key,
+            idempotency_key=key,
+            meta=meta,
+            media_type=media_type,
+            status=ad.Status.OK if error is None else ad.Status.ERROR,
+            error=error,
+        )
+
+    def _too_large(self, call: Call) -> str:
+        return (
+            f"the answer to {call.method} {call.url} is over the limit of {self.max_bytes:,} "
+            "bytes; raise max_bytes on the Api adapter to take it"
+        )
+
+    def _action(
+        self,
+        args: dict[str, Any],
+        key: str,
+        meta: dict[str, Any],
+        outcome: ad.Outcome,
+        exc: BaseException,
+        *,
+        sent: bool,
+    ) -> ad.Result:
+        when = "after sending" if sent else "before anything was sent"
+        message = f"{type(exc).__name__} {when}: {exc}"
+        return self.kit.record(
+            self.name,
+            args,
+            message.encode(),
+            determinism="side_effect",
+            outcome=outcome,
+            key=key,
+            idempotency_key=key,
+            meta=meta,
+            status=ad.Status.ERROR,
+            error=message,
+        )
+
+    # -- verifying -------------------------------------------------------------------------
+
+    def _verify(
+        self, action_id: str, identity: str, read: str | None, allowed: Collection[str] | None
+    ) -> ad.Result:
+        action, url, allowed = self._verify_call(action_id, read, allowed)
+        try:
+            seen = self._get(url, identity, "read", allowed)
+        except _READ_FAILURES as exc:
+            return self._verified(action, url, identity, exc)
+        return self._verified(action, url, identity, seen)
+
+    async def _averify(
+        self, action_id: str, identity: str, read: str | None, allowed: Collection[str] | None
+    ) -> ad.Result:
+        action, url, allowed = self._verify_call(action_id, read, allowed)
+        try:
+            seen = await self._aget(url, identity, "read", allowed)
+        except _READ_FAILURES as exc:
+            return self._verified(action, url, identity, exc)
+        return self._verified(action, url, identity, seen)
+
+    def _verify_call(
+        self, action_id: str, read: str | None, allowed: Collection[str] | None
+    ) -> tuple[ad.Record, str, Collection[str] | None]:
+        """The write to verify, the URL to read and the secrets that read may resolve."""
+        action = self.kit.get(action_id)
+        if action.tool != self.name or action.determinism is not ad.Determinism.SIDE_EFFECT:
+            raise ad.ArgumentError(f"{action.id} is not a write of this adapter")
+        if read is not None:
+            return action, read, allowed
+        # The action's own URL was recorded from a call the adapter allowed; one whose
+        # credential was not kept is not read with "[redacted]" in its place (a server
+        # that answers 404 to a wrong key would say the write was not applied).
+        try:
+            url = rerun_url(action)
+        except ad.NotReplayable:
+            raise ad.NotReplayable(
+                f"{self.name}: action {action.id} wrote to a URL whose credential was not "
+                "kept, so it cannot be read back from its record: give the URL to read "
+                "(url, or read= from code)"
+            ) from None
+        return action, url, self.allow_secrets
+
+    def _verified(
+        self, action: ad.Record, url: str, identity: str, seen: ad.Result | Exception
+    ) -> ad.Result:
+        """Record what the read `seen` (or its failure) says of the write."""
+        args = {"action": action.id, "read": redact_url(url), "identity": identity}
+        if isinstance(seen, Exception):
+            outcome, why, read_id = ad.Outcome.UNKNOWN, f"the read failed: {seen}", None
+        else:
+            outcome, why = _judge(action, seen)
+            read_id = seen.id
+        what = f"{action.args['method']} {action.args['url']}"
+        text = f"action {action.id} ({what}): {outcome.value}; {why}"
+        return self.kit.record(
+            VERIFY_TOOL,
+            args,
+            text.encode(),
+            determinism="nondeterministic",
+            outcome=outcome,
+            meta={ad.Report.VERIFIES: action.id, "read": read_id},
+        )
+
+
+@dataclass
+class Call:
+    """One call checked and ready to send: nothing of it depends on the client."""
+
+    method: str
+    wire: str  # the URL sent, secrets resolved
+    url: str  # the URL recorded
+    credentials: dict[str, str]
+    headers: dict[str, str]
+    args: dict[str, Any]
+    key: str  # a read's record key; a write's idempotency key
+    body: dict[str, Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Sent:
+    """What sending a call gave: the last response and its body, or the failure. `over`:
+    the body went over the size limit, and was not read past it."""
+
+    exchange: Exchange
+    response: Any = None
+    body: bytes = b""
+    error: BaseException | None = None
+    over: bool = False
+    unreadable: str | None = None  # why the body could not be read (its status was)
+
+
+def _failed(call: Call, exchange: Exchange, exc: BaseException) -> Sent:
+    """A failure to record, whatever it is: a write's request may have gone out before
+    it (a reset, the deadline, an answer that does not decode, memory running out), and
+    its Action is recorded all the same. A read's is only its transport's and deadline's
+    failures; an interrupt (Ctrl-C, a task cancelled) of a write is recorded, then
+    raised again (`Api._write_result`)."""
+    if call.method == "GET" and not isinstance(exc, FAILURES):
+        raise exc
+    return Sent(exchange, error=exc)
+
+
+def _unreadable(call: Call, exchange: Exchange, exc: BadAnswer) -> Sent:
+    """An answer whose body could not be read: a write whose status was read has the
+    outcome its status gives (its body is not kept, as one over the limit is not)."""
+    if call.method == "GET" or exc.response is None:
+        return _failed(call, exchange, exc)
+    return Sent(exchange, exc.response, unreadable=str(exc))
+
+
+class _Body:
+    """A response body up to `limit` bytes: past it, reading stops (a write's answer
+    still tells its status; its body is not held in memory or kept)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.over = False
+
+    def add(self, chunk: bytes) -> bool:
+        if len(self.data) + len(chunk) > self.limit:
+            self.over = True
+            return False
+        self.data.extend(chunk)
+        return True
+
+
+def _judge(action: ad.Record, seen: ad.Result) -> tuple[ad.Outcome, str]:
+    code = seen.record.meta.get("status_code")
+    method = str(action.args["method"])
+    if method == "DELETE" and code in (404, 410):
+        return ad.Outcome.COMPLETED, f"the resource is gone (HTTP {code})"
+    if not isinstance(code, int) or code >= 500 or code in (408, 429):
+        return ad.Outcome.UNKNOWN, f"the read answered HTTP {code}"
+    if code in (404, 410):
+        return ad.Outcome.NOT_APPLIED, f"the resource is not there (HTTP {code})"
+    if code >= 400:  # refused (401, 403, ...): the read says nothing of the write
+        return ad.Outcome.UNKNOWN, f"the read was refused (HTTP {code})"
+    if method == "DELETE":
+        return ad.Outcome.NOT_APPLIED, "the resource is still there"
+    try:
+        current = json.loads(seen.payload)
+    except ValueError:
+        return ad.Outcome.UNKNOWN, "the resource is not JSON"
+    marker = action.meta.get(ad.Report.MARKER)
+    if isinstance(marker, str):
+        if _contains(current, marker):
+            return ad.Outcome.COMPLETED, f"the marker {marker} is in the resource"
+        return ad.Outcome.NOT_APPLIED, f"the marker {marker} is not in the resource"
+    body = action.args.get("body")
+    if isinstance(body, dict) and isinstance(current, dict):
+        if all(current.get(k) == v for k, v in body.items()):
+            return ad.Outcome.COMPLETED, "every field written has the value written"
+        return ad.Outcome.NOT_APPLIED, "some field written has another value"
+    return ad.Outcome.UNKNOWN, "nothing to compare: write with marker_field to verify"
+
+
+def _contains(value: Any, marker: str) -> bool:
+    if isinstance(value, str):
+        return marker in value
+    if isinstance(value, dict):
+        return any(_contains(v, marker) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains(v, marker) for v in value)
+    return False
 
 
 def _model_call(arguments: dict[str, Any]) -> tuple[str, str]:

@@ -1,4 +1,11 @@
-"""Fetch: HTTP GET of a URL, a Reference keyed by the URL, revalidated with ETags."""
+"""Fetch: HTTP GET of a URL, a Reference keyed by the URL, revalidated with ETags.
+
+A response is recorded keyed by its URL (and identity), with the final URL, the
+redirects, the ETag and Last-Modified; a 304 as another sighting of the stored bytes; a
+failure as an error. The model is shown a page as readable text (`html_to_text`):
+html2text (the `html` extra) when installed, for Markdown with the links kept, else the
+plain text of the project's one HTML reader.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +15,20 @@ from datetime import timedelta
 from typing import Any
 
 import addressable as ad
+from addressable.core.html import html_text, tidy
 
-from ._base import Identity, schema
+from ._base import Adapter, Identity, schema
 from ._clients import HTTP_ERRORS, AsyncClient, Clients, SyncClient
-from ._decode import BadAnswer
-from ._fetchrecord import FetchRecording
-from ._html import html_to_text
 from ._http import (
     DEFAULT_DEADLINE,
     DEFAULT_MAX_BYTES,
+    BadAnswer,
     Exchange,
     ResponseTooLarge,
     check_deadline,
     staying_in,
 )
-from ._urls import check_url, checked_origins, redact_url, rerun_url, wire_of
+from ._urls import check_url, checked_origins, normalize_url, redact_url, rerun_url, wire_of
 
 DEFAULT_TIMEOUT = 30.0  # seconds, for connecting and for each read
 DEFAULT_MAX_AGE = timedelta(hours=1)  # how long a fetched page may be relied on
@@ -32,7 +38,7 @@ _FAILURES: tuple[type[Exception], ...] = (*HTTP_ERRORS, ad.DeadlineExceeded)
 _CAUGHT: tuple[type[Exception], ...] = (*_FAILURES, ResponseTooLarge, BadAnswer)
 
 
-class Fetch(FetchRecording):
+class Fetch(Adapter):
     """HTTP GET through httpx (or an httpx2 client given), recorded as a deterministic
     result keyed by its URL.
 
@@ -268,3 +274,83 @@ class Fetch(FetchRecording):
     async def aclose(self) -> None:
         """Close every client this adapter made (not ones it was given)."""
         await self._clients.aclose()
+
+    # -- recording -------------------------------------------------------------------------
+
+    def _args(self, url: str, identity: str | None) -> dict[str, Any]:
+        return {"url": url} if identity is None else {"url": url, "identity": identity}
+
+    def _key(self, url: str, identity: str | None) -> str:
+        key = normalize_url(url)
+        return key if identity is None else f"{key} as {identity}"
+
+    def _record_response(
+        self,
+        url: str,
+        identity: str | None,
+        response: Any,
+        body: bytes,
+        exchange: Exchange,
+    ) -> ad.Result:
+        final = redact_url(str(response.url))
+        meta: dict[str, Any] = {"status_code": response.status_code, "final_url": final}
+        if response.history:
+            meta["redirects"] = [redact_url(str(r.url)) for r in response.history]
+        if exchange.note is not None:
+            meta["redirect"] = exchange.note
+        for header, field in (("etag", "etag"), ("last-modified", "last_modified")):
+            if header in response.headers:
+                meta[field] = response.headers[header]
+        options: ad.RecordOptions = {
+            "key": self._key(url, identity),
+            "media_type": response.headers.get("content-type", "application/octet-stream"),
+            "max_age": self.max_age,
+            "meta": meta,
+        }
+        if response.status_code == 304:
+            # Revalidated: the stored bytes stand, and this is another sighting of them.
+            previous = self._latest(url, identity)
+            if previous is not None:
+                options["media_type"] = previous.media_type
+                options["meta"] = {**previous.meta, "revalidated": 304}
+                body = self.kit.store.read(previous)
+        elif response.status_code >= 400:
+            options["status"] = ad.Status.ERROR
+            options["error"] = f"HTTP {response.status_code} {response.reason_phrase} for {url}"
+        return self.kit.record(
+            self.name,
+            self._args(url, identity),
+            body,
+            determinism=ad.Determinism.DETERMINISTIC,
+            **options,
+        )
+
+    def _record_failure(self, url: str, identity: str | None, exc: BaseException) -> None:
+        self.kit.record_failure(
+            self.name,
+            self._args(url, identity),
+            exc,
+            determinism=ad.Determinism.DETERMINISTIC,
+            key=self._key(url, identity),
+        )
+
+    def _latest(self, url: str, identity: str | None) -> ad.Record | None:
+        found = [
+            r
+            for r in self.kit.store.records(tool=self.name, key=self._key(url, identity))
+            if r.status is ad.Status.OK
+        ]
+        return found[-1] if found else None
+
+
+def html_to_text(html: str) -> str:
+    """Readable text of an HTML document: Markdown with links kept when html2text is
+    installed, else plain text."""
+    try:
+        import html2text
+    except ImportError:
+        return html_text(html)
+    converter = html2text.HTML2Text()
+    converter.body_width = 0  # no hard wrapping: lines stay whole for grep and replay
+    converter.ignore_images = True
+    return tidy(converter.handle(html))

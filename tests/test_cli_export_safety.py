@@ -12,7 +12,7 @@ import pytest
 
 import addressable as ad
 from addressable.cli import main
-from addressable.core.exitcodes import EXIT_INTEGRITY, EXIT_USAGE
+from addressable.core.errors import EXIT_INTEGRITY, EXIT_USAGE
 
 
 def filled_store(path: Path) -> list[ad.Result]:

@@ -10,7 +10,7 @@ import pytest
 
 import addressable as ad
 from addressable.cli import EPILOG, main
-from addressable.core.exitcodes import EXIT_TOOL_ERROR
+from addressable.core.errors import EXIT_TOOL_ERROR
 
 from .httpserver import LocalServer, Page
 

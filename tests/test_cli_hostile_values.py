@@ -9,7 +9,7 @@ import pytest
 
 import addressable as ad
 from addressable.cli import main
-from addressable.core.exitcodes import EXIT_OK, EXIT_USAGE
+from addressable.core.errors import EXIT_OK, EXIT_USAGE
 
 
 @pytest.fixture

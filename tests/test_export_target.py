@@ -9,7 +9,7 @@ import pytest
 
 import addressable as ad
 from addressable.cli import main
-from addressable.core.exitcodes import EXIT_FAILURE
+from addressable.core.errors import EXIT_FAILURE
 
 
 def export_fails(tmp_path: Path, output: Path, capsys: pytest.CaptureFixture[str]) -> str:

@@ -224,3 +224,33 @@ def test_each_factory_named_raises_there() -> None:
     for entry in FACTORIES:
         where, made_by = entry.split(":")
         assert f"raise {made_by}" in (ROOT / where).read_text(encoding="utf-8"), entry
+
+
+NAMESPACES = ("compaction", "errors", "ids", "kit", "messages", "state", "store", "tokens")
+
+
+def test_the_front_door_is_small_and_the_rest_is_in_namespaces() -> None:
+    errors = [
+        n
+        for n in ad.__all__
+        if isinstance(getattr(ad, n), type) and issubclass(getattr(ad, n), Exception)
+    ]
+    assert len(set(ad.__all__) - set(errors)) <= 35
+    # every name of every namespace is found in one of them, and what it names is the same
+    for name in NAMESPACES:
+        space = importlib.import_module(f"addressable.{name}")
+        assert space.__all__ == sorted(space.__all__, key=lambda n: (not n.isupper(), n)), name
+        assert len(space.__all__) == len(set(space.__all__)), name
+        for exported in space.__all__:
+            assert hasattr(space, exported), f"addressable.{name}.{exported}"
+    assert ad.messages.parse is ad.parse_messages  # an earlier name, found through the door
+    assert "parse_messages" not in dir(ad)
+
+
+def test_importing_the_package_loads_no_part_of_it() -> None:
+    code = (
+        "import sys, addressable; "
+        "print(sorted(m for m in sys.modules if m.startswith('addressable.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

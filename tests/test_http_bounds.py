@@ -197,7 +197,7 @@ def test_a_write_is_recorded_unknown_when_reading_its_answer_fails_in_any_way(
     def out_of_memory(self: object, chunk: bytes) -> bool:
         raise MemoryError  # what a real machine does on demand only with a real bomb
 
-    monkeypatch.setattr("addressable.adapters._apirequest._Body.add", out_of_memory)
+    monkeypatch.setattr("addressable.adapters.api._Body.add", out_of_memory)
     _api(kit, server)
     shown = kit.handle(
         "api", {"method": "POST", "url": server.url("/items"), "identity": "bot", "body": {}}

@@ -8,7 +8,7 @@ import pytest
 
 import addressable as ad
 from addressable.cli import main
-from addressable.core.exitcodes import EXIT_FAILURE
+from addressable.core.errors import EXIT_FAILURE
 
 SECRET = "s3cr3t-pw-9f2"
 

@@ -9,7 +9,8 @@ import json
 import pytest
 
 import addressable as ad
-from addressable.adapters import BadAnswer, BraveSearch, Search, SearXNG, _websearch
+import addressable.adapters.search.web as _websearch
+from addressable.adapters import BadAnswer, BraveSearch, Search, SearXNG
 
 from .httpserver import LocalServer, Reply
 

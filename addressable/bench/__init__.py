@@ -7,22 +7,8 @@ compaction, under each context strategy, on the bundled scenario or recorded ses
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-
-from .. import Toolkit, open_store, token_counter
-from ..tokens import TokenCounter, Tokenizer, using_tokenizer
-from .report import BenchReport, SessionReport, markdown, plot
-from .sessions import BadLine, Session, read_sessions
-from .settings import (
-    DEFAULT_CACHE_READ,
-    DEFAULT_CACHE_WRITE,
-    DEFAULT_CLEAR_AT_LEAST,
-    DEFAULT_KEEP,
-    DEFAULT_TRIGGER,
-    DEFAULT_WINDOW,
-    check_settings,
-)
-from .simulate import STRATEGIES, Figures, Run, needs_of, simulate
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "DEFAULT_CACHE_READ",
@@ -42,136 +28,52 @@ __all__ = [
     "read_sessions",
 ]
 
-
-def bench(
-    sessions: Iterable[Session | BadLine],
-    *,
-    trigger: int = DEFAULT_TRIGGER,
-    keep: int = DEFAULT_KEEP,
-    budget: int | None = None,
-    clear_at_least: int = DEFAULT_CLEAR_AT_LEAST,
-    window: int = DEFAULT_WINDOW,
-    cache_read: float = DEFAULT_CACHE_READ,
-    cache_write: float = DEFAULT_CACHE_WRITE,
-    kits: dict[str, Toolkit] | None = None,
-    progress: Callable[[str, int], None] | None = None,
-    tokenizer: Tokenizer | None = None,
-) -> BenchReport:
-    """Replay every session under every strategy. `kits` gives the kit that recorded a
-    session (by id), so that its stubs point at the exact records; others get a fresh
-    in-memory kit. `progress(session_id, steps_done)` is called as it goes. Settings
-    that make no sense (a trigger under 1, a negative keep or price...) raise
-    `ArgumentError` naming each, before anything runs.
-
-    A session whose request goes over `window` for a strategy counts in that strategy's
-    `failed`; its figures still count in the totals, for the whole session (see
-    `bench.simulate`), so that every strategy's totals cover the same turns.
-
-    `tokenizer` (any callable `str -> int`) makes every count, as in `compact`; without
-    it, `count_tokens` (cl100k_base) does. The report's `encoding` names the encoding
-    counted in (a `token_counter(name)` counts in `name`), or is None for any other
-    tokenizer."""
-    check_settings(
-        trigger=trigger,
-        keep=keep,
-        window=window,
-        cache_read=cache_read,
-        cache_write=cache_write,
-        budget=budget,
-        clear_at_least=clear_at_least,
-    )
-    with using_tokenizer(tokenizer):
-        return _bench(
-            sessions,
-            trigger=trigger,
-            keep=keep,
-            budget=budget,
-            clear_at_least=clear_at_least,
-            window=window,
-            cache_read=cache_read,
-            cache_write=cache_write,
-            kits=kits,
-            progress=progress,
-            encoding=_encoding_of(tokenizer),
-        )
+# Where each name lives: loaded when first used, so that the command line can read the
+# benchmark's options without loading the engine.
+_HOMES = {
+    "DEFAULT_CACHE_READ": "addressable.bench.settings",
+    "DEFAULT_CACHE_WRITE": "addressable.bench.settings",
+    "DEFAULT_CLEAR_AT_LEAST": "addressable.bench.settings",
+    "DEFAULT_KEEP": "addressable.bench.settings",
+    "DEFAULT_TRIGGER": "addressable.bench.settings",
+    "DEFAULT_WINDOW": "addressable.bench.settings",
+    "STRATEGIES": "addressable.bench.simulate",
+    "BenchReport": "addressable.bench.report",
+    "Figures": "addressable.bench.simulate",
+    "SessionReport": "addressable.bench.report",
+    "bench": "addressable.bench.engine",
+    "check_settings": "addressable.bench.settings",
+    "markdown": "addressable.bench.report",
+    "plot": "addressable.bench.report",
+    "read_sessions": "addressable.bench.sessions",
+}
 
 
-def _encoding_of(tokenizer: Tokenizer | None) -> str | None:
-    """The encoding `tokenizer` counts in: the default one without a tokenizer, a token
-    counter's own; None for a tokenizer that names none."""
-    if tokenizer is None:
-        return token_counter().encoding
-    return tokenizer.encoding if isinstance(tokenizer, TokenCounter) else None
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'addressable.bench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
 
 
-def _bench(
-    sessions: Iterable[Session | BadLine],
-    *,
-    trigger: int,
-    keep: int,
-    budget: int | None,
-    clear_at_least: int,
-    window: int,
-    cache_read: float,
-    cache_write: float,
-    kits: dict[str, Toolkit] | None,
-    progress: Callable[[str, int], None] | None,
-    encoding: str | None,
-) -> BenchReport:
-    totals = {name: Figures() for name in STRATEGIES}
-    reports: list[SessionReport] = []
-    errors: list[BadLine] = []
-    done = 0
-    for item in sessions:
-        if isinstance(item, BadLine):
-            errors.append(item)
-            continue
-        runs: dict[str, Run] = {}
-        kit = (kits or {}).get(item.session_id) or Toolkit(
-            open_store("memory://"), session=item.session_id
-        )
-        needs = needs_of(item)
-        for name in STRATEGIES:
-            if name == "addressable+state" and item.task is None:
-                runs[name] = runs["addressable"]  # no task list: no document to add
-            else:
-                runs[name] = simulate(
-                    item,
-                    name,
-                    trigger=trigger,
-                    keep=keep,
-                    kit_for=_constant(kit),
-                    budget=budget,
-                    clear_at_least=clear_at_least,
-                    window=window,
-                    cache_read=cache_read,
-                    cache_write=cache_write,
-                    needs=needs,
-                )
-            totals[name] = totals[name].add(runs[name].figures)
-            done += 1
-            if progress:
-                progress(item.session_id, done)
-        reports.append(
-            SessionReport(
-                session_id=item.session_id,
-                strategies={n: r.figures for n, r in runs.items()},
-                per_turn={n: r.per_turn for n, r in runs.items()},
-            )
-        )
-    return BenchReport(
-        sessions=len(reports),
-        trigger=trigger,
-        keep=keep,
-        window=window,
-        cache_read=cache_read,
-        cache_write=cache_write,
-        encoding=encoding,
-        strategies=totals,
-        per_session=reports,
-        errors=errors,
-    )
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 
-def _constant(kit: Toolkit) -> Callable[[Session], Toolkit]:
-    return lambda session: kit
+if TYPE_CHECKING:
+    from .engine import bench as bench
+    from .report import BenchReport as BenchReport
+    from .report import SessionReport as SessionReport
+    from .report import markdown as markdown
+    from .report import plot as plot
+    from .sessions import read_sessions as read_sessions
+    from .settings import DEFAULT_CACHE_READ as DEFAULT_CACHE_READ
+    from .settings import DEFAULT_CACHE_WRITE as DEFAULT_CACHE_WRITE
+    from .settings import DEFAULT_CLEAR_AT_LEAST as DEFAULT_CLEAR_AT_LEAST
+    from .settings import DEFAULT_KEEP as DEFAULT_KEEP
+    from .settings import DEFAULT_TRIGGER as DEFAULT_TRIGGER
+    from .settings import DEFAULT_WINDOW as DEFAULT_WINDOW
+    from .settings import check_settings as check_settings
+    from .simulate import STRATEGIES as STRATEGIES
+    from .simulate import Figures as Figures

@@ -8,14 +8,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from .. import ArgumentError, MissingDependency, token_counter
+from .. import ArgumentError
 from ..core.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from . import STRATEGIES, bench, markdown, plot
-from .sessions import read_sessions
 from .settings import (
     DEFAULT_BUDGET,
     DEFAULT_CACHE_READ,
@@ -27,6 +23,9 @@ from .settings import (
     DEFAULT_WINDOW,
     check_settings,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DESCRIPTION = (
     "Replay recorded sessions under each context strategy (none, clear, window, "
@@ -101,6 +100,14 @@ def add_arguments(
 
 
 def run_bench(args: argparse.Namespace, out: Console) -> int:
+    # The engine and the progress bar, loaded when the benchmark runs, not to read options.
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .. import MissingDependency, token_counter
+    from .engine import STRATEGIES, bench, markdown, plot
+    from .sessions import read_sessions
+
     try:  # before anything is built or written
         check_settings(
             trigger=args.trigger,

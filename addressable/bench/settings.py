@@ -4,12 +4,10 @@
 
 from __future__ import annotations
 
-import inspect
 import reprlib
 from typing import Any
 
-from .. import ArgumentError, CachePrices, compact
-from ..compaction import MIN_BUDGET
+from .. import ArgumentError
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -25,10 +23,10 @@ __all__ = [
     "compact_options",
 ]
 
-DEFAULT_BUDGET: int = inspect.signature(compact).parameters["budget"].default  # compact's
+DEFAULT_BUDGET = 120  # tokens a stub may take: compact's own default (a test holds them equal)
 DEFAULT_WINDOW = 200_000  # input tokens a request may have before the API refuses it
-DEFAULT_CACHE_READ = CachePrices().read  # price of a cached input token, in input tokens
-DEFAULT_CACHE_WRITE = CachePrices().write  # price of an input token written to the cache
+DEFAULT_CACHE_READ = 0.1  # price of a cached input token, in input tokens: CachePrices().read
+DEFAULT_CACHE_WRITE = 1.25  # price of a token written to the cache: CachePrices().write
 DEFAULT_TRIGGER = 100_000  # input tokens, as hosted context editing defaults
 DEFAULT_KEEP = 3  # tool results kept whole
 DEFAULT_CLEAR_AT_LEAST = 0  # tokens `clear` must free to act
@@ -55,6 +53,8 @@ def check_settings(
 
     def name(setting: str) -> str:
         return "--" + setting.replace("_", "-") if flags else setting
+
+    from ..compaction import MIN_BUDGET, CachePrices  # the engine's, loaded when used
 
     problems = []
     whole = {

@@ -11,9 +11,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-
-import httpx
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..core.errors import (
     EXIT_FAILURE,
@@ -30,18 +28,22 @@ from ..core.errors import (
     NotFound,
     NotReplayable,
 )
-from ..store import Store, open_store
-from .inspect import HEAD_BYTES, HEAD_LINES
 from .output import one_line, visible
 from .parser import EPILOG, build_parser
 
-__all__ = ["EPILOG", "HEAD_BYTES", "HEAD_LINES", "main"]
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["EPILOG", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Loaded once a command is to run: reading the command line (--version) needs none.
+    from rich.console import Console
+
     if args.command == "bench":
         from ..bench.cli import run_bench
 
@@ -78,11 +80,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc, EXIT_INTEGRITY)
     except BrokenPipeError:  # output piped into `head` and the like
         return EXIT_OK
-    except (AddressableError, OSError, httpx.HTTPError) as exc:
+    except _failures() as exc:
         return _fail(exc, EXIT_FAILURE)  # a re-run that could not reach its source, too
 
 
+def _failures() -> tuple[type[Exception], ...]:
+    """What a command that failed raises: ours, the system's, and httpx's errors if the
+    command loaded httpx (where it did not, none can have been raised)."""
+    httpx = sys.modules.get("httpx")
+    return (AddressableError, OSError, *((httpx.HTTPError,) if httpx is not None else ()))
+
+
 def _opened(args: argparse.Namespace) -> tuple[Store, Path | None]:
+    from ..store import open_store
+
     """The store the command runs on, and the folder that opening it made (the
     outermost one that was not there), if it made one."""
     try:

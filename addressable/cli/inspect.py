@@ -7,7 +7,7 @@ import base64
 import importlib
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Column, Table
@@ -15,7 +15,6 @@ from rich.table import Column, Table
 from ..core.errors import EXIT_DAMAGE, EXIT_INTEGRITY, EXIT_OK, EXIT_TOOL_ERROR, NotReplayable
 from ..core.payload import payload_text
 from ..core.records import Record, Status
-from ..kit import Toolkit
 from ..store import Store
 from .output import (
     cell,
@@ -31,6 +30,9 @@ from .output import (
     write_payload,
     write_text,
 )
+
+if TYPE_CHECKING:
+    from ..kit import Toolkit
 
 
 def run_ls(store: Store, args: argparse.Namespace, out: Console) -> int:
@@ -160,6 +162,8 @@ def _head_json(payload: bytes, media_type: str) -> dict[str, Any]:
 
 def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
     """`replay`: a result's exact stored bytes; with --verify, re-run and say what changed."""
+    from ..kit import Toolkit  # what a replay runs with, loaded by the command that needs it
+
     kit = Toolkit(store, session="cli")
     if args.verify:
         _adapters_for(kit, store.get(store.resolve(args.id)), run=args.run_command)

@@ -8,9 +8,10 @@ import json
 import re
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
 from ..core.payload import payload_text
 
@@ -46,6 +47,8 @@ def one_line(message: str) -> str:
 
 def cell(text: str) -> Text:
     """A table cell that is shown as written: never read as markup or emoji codes."""
+    from rich.text import Text  # loaded by the commands that print tables
+
     return Text(text)
 
 

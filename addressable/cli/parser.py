@@ -4,6 +4,7 @@ before the command or after it."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import re
 from collections.abc import Callable
@@ -12,8 +13,6 @@ from typing import Any, NoReturn
 from .. import __version__
 from ..core.errors import EXIT_USAGE
 from ..core.tokens import DEFAULT_ENCODING, ENCODINGS
-from .inspect import run_ls, run_replay, run_show, run_stats, run_verify
-from .maintain import run_export, run_gc, run_import, run_pin, run_unpin
 from .output import one_line
 from .values import count, duration, size, when
 
@@ -69,6 +68,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"addressable: error: {one_line(message)}; see {self.prog} --help\n")
 
 
+def _later(module: str, name: str) -> Callable[..., int]:
+    """A command's function, loaded when the command runs: reading the command line
+    (`--version`, `--help`) loads none of them."""
+
+    def run(*args: Any) -> int:
+        found: Callable[..., int] = getattr(
+            importlib.import_module(f"addressable.cli.{module}"), name
+        )
+        return found(*args)
+
+    return run
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `addressable` parser: every command, with its options and the global ones."""
     parser = _Parser(
@@ -95,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(run=run, creates=False)
         return p
 
-    p = command("ls", run_ls, "list records, oldest first")
+    p = command("ls", _later("inspect", "run_ls"), "list records, oldest first")
     p.add_argument("--tool", help="only this tool")
     p.add_argument("--key", help="only this key")
     p.add_argument("--session", help="only records seen in this session")
@@ -108,14 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(
         "show",
-        run_show,
+        _later("inspect", "run_show"),
         "show a record's metadata and content (of a long one, the first 100 lines or 64 KB; "
         "--raw or replay for all of it)",
     )
     p.add_argument("id")
     p.add_argument("--raw", action="store_true", help="write the exact stored bytes to stdout")
 
-    p = command("replay", run_replay, "write a result's exact stored bytes to stdout")
+    p = command(
+        "replay", _later("inspect", "run_replay"), "write a result's exact stored bytes to stdout"
+    )
     p.add_argument("id")
     p.add_argument(
         "--verify",
@@ -131,10 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
         "command is only shown: a record, one from a bundle too, is data, not your order)",
     )
 
-    command("verify", run_verify, "re-hash every payload; exit 1 naming each damaged record")
-    command("stats", run_stats, "counts and sizes of what the store holds")
+    command(
+        "verify",
+        _later("inspect", "run_verify"),
+        "re-hash every payload; exit 1 naming each damaged record",
+    )
+    command("stats", _later("inspect", "run_stats"), "counts and sizes of what the store holds")
 
-    p = command("gc", run_gc, "remove old unpinned records and unreferenced payloads")
+    p = command(
+        "gc", _later("maintain", "run_gc"), "remove old unpinned records and unreferenced payloads"
+    )
     p.add_argument("--max-age", type=duration, help="remove records last seen longer ago (7d)")
     p.add_argument(
         "--max-bytes",
@@ -142,10 +162,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="then remove the oldest until payloads take at most this (500MB)",
     )
 
-    p = command("export", run_export, "write the whole store as a self-contained bundle")
+    p = command(
+        "export",
+        _later("maintain", "run_export"),
+        "write the whole store as a self-contained bundle",
+    )
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
 
-    p = command("import", run_import, "add a bundle's records and payloads to the store")
+    p = command(
+        "import",
+        _later("maintain", "run_import"),
+        "add a bundle's records and payloads to the store",
+    )
     p.add_argument("bundle", help="bundle file, or - for stdin")
     p.set_defaults(creates=True)  # the one command that may create the store
 
@@ -170,9 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.description = MCP
     mcp_arguments(p, common)
 
-    p = command("pin", run_pin, "keep a record through every gc")
+    p = command("pin", _later("maintain", "run_pin"), "keep a record through every gc")
     p.add_argument("id")
-    p = command("unpin", run_unpin, "let gc remove a record again")
+    p = command("unpin", _later("maintain", "run_unpin"), "let gc remove a record again")
     p.add_argument("id")
     return parser
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import EXIT_OK, EXIT_USAGE, ConfigError
-from ..store import Store
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 DESCRIPTION = (
     "Serve the toolkit over the Model Context Protocol, or stand in front of another MCP "

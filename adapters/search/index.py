@@ -9,9 +9,10 @@ from contextlib import closing
 from pathlib import Path
 
 import addressable as ad
+from addressable.core.html import html_title
 
-from ._hits import Hit
-from ._html import html_title, html_to_text
+from ..fetch import html_to_text
+from .hits import Hit
 
 # BM25 weights per column (url, title, body): a match in the title counts five times.
 _WEIGHTS = (0.0, 5.0, 1.0)

@@ -1,5 +1,6 @@
 """What a search backend gives and is: the types the search adapter and every backend
-share, in a module of their own so that a backend need not import the adapter."""
+share, in a module of their own so that a backend need not import the adapter (which
+makes a `LocalIndex` when it is given no backend)."""
 
 from __future__ import annotations
 

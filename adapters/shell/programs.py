@@ -12,10 +12,8 @@ from pathlib import Path, PurePosixPath
 
 import addressable as ad
 
-from ._command import words
-from ._git import clean_at_head, commit_of
-from ._gitlaunch import check_git, command_at
-from ._launchers import check_launches
+from .._git import clean_at_head, commit_of
+from .launchers import check_git, check_launches, command_at
 
 _GIT_SHOW = re.compile(r"^git\s+show\s+([^\s:]+):(\S+)$")
 _CAT = re.compile(r"^cat\s+(?:--\s+)?(\S+)$")
@@ -112,8 +110,7 @@ def check_command(
     tool: str, argv: Sequence[str], allow: tuple[str, ...] | None, allow_shell: bool
 ) -> None:
     """`ScopeError` unless the model may run `argv`: its program (`check_program`), and
-    each program its options make it start (`find -exec`, `git -c`: see `_launchers`
-    and `_gitlaunch`)."""
+    each program its options make it start (`find -exec`, `git -c`: see `launchers`)."""
     check_program(tool, argv[0], allow, allow_shell)
     if allow_shell:
         return
@@ -125,6 +122,18 @@ def check_command(
         check_git(tool, argv[1:], nested)
     else:
         check_launches(tool, argv, nested)
+
+
+def words(text: str, argv: list[str], shell: bool) -> str:
+    """The command's words as they run, quoted and spaced one way (`'rm'  x` is
+    `rm x`), for `pure=` and `writes=` to match; a shell command's as `shlex` splits
+    it, or its text when it does not split."""
+    if not shell:
+        return shlex.join(argv)
+    try:
+        return shlex.join(shlex.split(text))
+    except ValueError:  # an unclosed quote: /bin/sh will say so
+        return text.strip()
 
 
 def command_forms(text: str, argv: Sequence[str], shell: bool) -> tuple[str, ...]:

@@ -26,11 +26,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import addressable as ad
 
-from ._clients import HTTP_ERRORS, AsyncClient, Clients, SyncClient
-from ._decode import BadAnswer
-from ._hits import Hit
-from ._http import DEFAULT_DEADLINE, Exchange, check_deadline
-from ._urls import check_url, redact_urls, shown_url
+from .._clients import HTTP_ERRORS, AsyncClient, Clients, SyncClient
+from .._http import DEFAULT_DEADLINE, BadAnswer, Exchange, check_deadline
+from .._urls import check_url, redact_urls, shown_url
+from .hits import Hit
 
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 MAX_ANSWER = 5 * 1024 * 1024  # bytes of a backend's answer read, at most

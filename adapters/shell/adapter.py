@@ -1,29 +1,36 @@
-"""Shell: commands run as subprocesses; a Claim unless pure, an Action when writing."""
+"""Shell: commands run as subprocesses; a Claim unless pure, an Action when writing.
+
+A command, as a model or a caller gives it, is checked and split before anything runs
+(`split_command`, `timeout_seconds`). What it leaves in the store (`ShellCall`) is its
+output as the model sees it and how it ended, or the failure that stopped it; for a
+write, the outcome that is known.
+"""
 
 from __future__ import annotations
 
+import math
 import os
+import shlex
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import quote
 
 import addressable as ad
 from addressable.core.credentials import REDACTED, redact_urls
+from addressable.recording.argerrors import shown
 
-from ._base import Adapter, schema
-from ._command import is_number, split_command, timeout_seconds
-from ._git import ENV_ALLOW
-from ._http import DEFAULT_MAX_BYTES
-from ._process import run
-from ._programs import RUNNERS as RUNNERS
-from ._programs import allowed_programs, cat_key, check_command, classify, command_forms, listed
-from ._shellrecord import SHOWN, ShellCall
+from .._base import Adapter, schema
+from .._git import ENV_ALLOW
+from .._http import DEFAULT_MAX_BYTES, ResponseTooLarge
+from .process import Ran, run
+from .programs import allowed_programs, cat_key, check_command, classify, command_forms, listed
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
+_SHOWN = 60  # characters of a program's name, or of a value, an error shows
 
 
 class Shell(Adapter):
@@ -38,18 +45,18 @@ class Shell(Adapter):
     xargs, sudo, timeout, ...) by name or path. That refusal is not a boundary: many
     ordinary programs run others (`python3 -c`, awk's `system`); only `allow` bounds
     what a model can make run. Either way, the options by which find, fd, rg, git, tar,
-    sort, rsync, zip and go start a program are checked too (see `_launchers` and
-    `_gitlaunch`): the program such an option names must be one the model may run, a
-    command line a shell runs (`tar -I`, `zip -TT`) must be plain words, and what no
-    check can read (`tar --to-command`, `git -c`, `git rebase -x`, a `git config` that
-    sets a value, a git alias) is refused. These checks stop the direct routes only. A
-    program that interprets code (python, awk, sed, make, go) runs what it is given, and
-    git runs the hooks of the repository it works in and the programs its config names
+    sort, rsync, zip and go start a program are checked too (see `launchers`): the
+    program such an option names must be one the model may run, a command line a shell
+    runs (`tar -I`, `zip -TT`) must be plain words, and what no check can read
+    (`tar --to-command`, `git -c`, `git rebase -x`, a `git config` that sets a value, a
+    git alias) is refused. These checks stop the direct routes only. A program that
+    interprets code (python, awk, sed, make, go) runs what it is given, and git runs the
+    hooks of the repository it works in and the programs its config names
     (`core.fsmonitor`, filters): allowing git, or any program that writes files in a
     repository (git itself, find, tar, cp), allows the code a model can put there. A
-    program not allowed is
-    refused with `ScopeError`; an empty command, an unclosed quote or a NUL byte with
-    `ArgumentError`. Nothing runs and nothing is recorded for a refused command.
+    program not allowed is refused with `ScopeError`; an empty command, an unclosed
+    quote or a NUL byte with `ArgumentError`. Nothing runs and nothing is recorded for a
+    refused command.
     `allow_shell=True` runs the model's command through `/bin/sh` and cannot be combined
     with `allow` (a shell's first word bounds nothing).
 
@@ -189,7 +196,7 @@ class Shell(Adapter):
         except OSError as exc:
             call.failed(exc, ad.Outcome.NOT_APPLIED if call.writes else None)
             raise ad.ArgumentError(
-                f"{self.name}: cannot start {argv[0][:SHOWN]!r}: {exc.strerror or exc}"
+                f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {exc.strerror or exc}"
             ) from exc
         try:
             ran = run(proc, limit, self.max_bytes)
@@ -230,3 +237,148 @@ class Shell(Adapter):
                 " which is not kept: it cannot be run again"
             )
         return self(command, pure=True, shell=bool(record.args.get("shell")))
+
+
+@dataclass(frozen=True)
+class ShellCall:
+    """One command as it is recorded: the tool, its arguments, and what it is (a Claim,
+    a pure read under a key, or an Action)."""
+
+    kit: ad.Toolkit
+    tool: str
+    args: dict[str, Any]
+    determinism: ad.Determinism
+    key: str | None
+
+    @property
+    def writes(self) -> bool:
+        return self.determinism is ad.Determinism.SIDE_EFFECT
+
+    def failed(self, exc: BaseException, outcome: ad.Outcome | None) -> None:
+        """Record a call that did not run to its end, as `exc` says."""
+        self.kit.record_failure(
+            self.tool, self.args, exc, determinism=self.determinism, key=self.key, outcome=outcome
+        )
+
+    def ended(self, ran: Ran, limit: float) -> ad.Result:
+        """Record a run that ended (or timed out) with its output whole."""
+        # Output that quotes a URL with its credentials (git's and curl's errors do) is
+        # kept redacted, as the command is.
+        payload = redact_urls(render(ran.out, ran.err, ran.code, ran.timed_out, limit))
+        outcome = None
+        if self.writes:
+            # Exit 0 is done; a failure or a timeout may have done part of it: unknown.
+            done = ran.code == 0 and not ran.timed_out
+            outcome = ad.Outcome.COMPLETED if done else ad.Outcome.UNKNOWN
+        return self.kit.record(
+            self.tool,
+            self.args,
+            payload.encode(),
+            determinism=self.determinism,
+            key=self.key,
+            status=ad.Status.ERROR if ran.timed_out else ad.Status.OK,
+            error=f"timed out after {limit:g} s" if ran.timed_out else None,
+            outcome=outcome,
+            meta={ad.Report.EXIT_CODE: ran.code, "timed_out": ran.timed_out},
+        )
+
+    def over(self, ran: Ran, program: str, max_bytes: int) -> ad.Result:
+        """Record a run stopped for output over `max_bytes`, whose output is not kept.
+        A Claim is a failure, raised as `ResponseTooLarge` (as Fetch's); a write has
+        run, stopped part way: its Action is returned, with its outcome unknown."""
+        exc = ResponseTooLarge(
+            f"{self.tool}: the output of {program[:_SHOWN]!r} is over the limit of "
+            f"{max_bytes:,} bytes, so it was stopped; raise max_bytes on the Shell "
+            "adapter to take it"
+        )
+        if not self.writes:
+            self.failed(exc, None)
+            raise exc
+        meta = {ad.Report.EXIT_CODE: ran.code, "timed_out": ran.timed_out, "output_over": max_bytes}
+        return self.kit.record(
+            self.tool,
+            self.args,
+            f"[{exc}]".encode(),
+            determinism=self.determinism,
+            status=ad.Status.ERROR,
+            error=str(exc),
+            outcome=ad.Outcome.UNKNOWN,
+            meta=meta,
+        )
+
+
+def render(out: bytes, err: bytes, code: int, timed_out: bool, limit: float) -> str:
+    """A run's output as stored and shown: stdout, stderr marked, and how it ended."""
+    text = out.decode("utf-8", errors="replace")
+    if err:
+        text += ("" if not text or text.endswith("\n") else "\n") + "[stderr]\n"
+        text += err.decode("utf-8", errors="replace")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if timed_out:
+        return text + f"[timed out after {limit:g} s; the output above is what came before]"
+    return text + f"[exit {code}]"
+
+
+def split_command(command: str | Sequence[str], shell: bool, tool: str) -> tuple[str, list[str]]:
+    """(the command as text, the argument list to start); `ArgumentError`, one line,
+    for a command that is not a string or a list of strings, is empty, has an unclosed
+    quote or holds a NUL byte."""
+    if not isinstance(command, str) and not _is_words(command):
+        raise ad.ArgumentError(
+            f"{tool}: the command must be a string or a list of strings, not "
+            f"{_kind(command)}; nothing was run"
+        )
+    text = command if isinstance(command, str) else shlex.join(command)
+    if "\0" in text:
+        raise ad.ArgumentError(f"{tool}: the command holds a NUL byte; nothing was run")
+    if shell:
+        argv = ["/bin/sh", "-c", text] if text.strip() else []
+    elif isinstance(command, str):
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:  # "No closing quotation", "No escaped character"
+            raise ad.ArgumentError(
+                f"{tool}: the command cannot be split into words ({exc}); nothing was run"
+            ) from None
+    else:
+        argv = list(command)
+    if not argv or not argv[0]:
+        raise ad.ArgumentError(f"{tool}: the command is empty; nothing was run")
+    return text, argv
+
+
+def _is_words(command: object) -> bool:
+    """Whether `command` is a list (or tuple) of strings: an argument list."""
+    return isinstance(command, list | tuple) and all(isinstance(w, str) for w in command)
+
+
+def _kind(value: object) -> str:
+    """What `value` is, for an error: its type, or a list's and that of a member that is
+    not a string."""
+    if isinstance(value, list | tuple):
+        wrong = next(w for w in value if not isinstance(w, str))
+        return f"a {type(value).__name__} holding {type(wrong).__name__}"
+    return type(value).__name__
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def timeout_seconds(value: object, tool: str) -> float:
+    """`value` as a timeout in seconds; `ArgumentError`, one line, unless it is a finite
+    number over 0 (a direct call's or the adapter's own: a model's past the adapter's
+    limit is the limit, see `handle`)."""
+    try:
+        seconds = float(value) if is_number(value) else math.nan
+    except OverflowError:  # an int past any float
+        seconds = math.inf
+    if not 0 < seconds < math.inf:
+        said = shown(value) if is_number(value) else type(value).__name__
+        said = said if len(said) <= _SHOWN else said[:_SHOWN] + "..."
+        raise ad.ArgumentError(
+            f"{tool}: timeout must be a finite number of seconds over 0, not {said}; "
+            "nothing was run"
+        )
+    return seconds

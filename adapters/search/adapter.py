@@ -10,9 +10,9 @@ from typing import Any
 
 import addressable as ad
 
-from ._base import Adapter, schema
-from ._hits import Hit, SearchBackend
-from ._urls import normalize_url, redact_url
+from .._base import Adapter, schema
+from .._urls import normalize_url, redact_url
+from .hits import Hit, SearchBackend
 
 HIT_TOOL = "search_hit"
 DEFAULT_LIMIT = 10
@@ -65,7 +65,7 @@ class Search(Adapter):
     ) -> None:
         super().__init__(kit, name)
         if backend is None:  # the embedded default: an empty local index to add to
-            from ._searchindex import LocalIndex
+            from .index import LocalIndex
 
             backend = LocalIndex()
         self.backend: SearchBackend = backend

@@ -84,7 +84,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "BadId": ("addressable.core.errors", "BadId"),
     "BundleError": ("addressable.core.errors", "BundleError"),
     "BundleSummary": ("addressable.recording.bundle", "BundleSummary"),
-    "CachePrices": ("addressable.context.timing", "CachePrices"),
+    "CachePrices": ("addressable.context.compaction", "CachePrices"),
     "Checkpoint": ("addressable.state.document", "Checkpoint"),
     "Claim": ("addressable.core.records", "Claim"),
     "Compaction": ("addressable.context.compaction", "Compaction"),
@@ -115,7 +115,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Observation": ("addressable.core.records", "Observation"),
     "OpenItem": ("addressable.state.document", "OpenItem"),
     "Outcome": ("addressable.core.records", "Outcome"),
-    "PAYBACK": ("addressable.context.timing", "PAYBACK"),
+    "PAYBACK": ("addressable.context.compaction", "PAYBACK"),
     "Problem": ("addressable.state.document", "Problem"),
     "ReadOnly": ("addressable.core.errors", "ReadOnly"),
     "Record": ("addressable.core.records", "Record"),
@@ -150,17 +150,17 @@ _HOMES: dict[str, tuple[str, str]] = {
     "VerifyReport": ("addressable.store", "VerifyReport"),
     "compact": ("addressable.context.compaction", "compact"),
     "compact_state": ("addressable.state.prompt", "compact_state"),
-    "compaction_pays": ("addressable.context.timing", "compaction_pays"),
+    "compaction_pays": ("addressable.context.compaction", "compaction_pays"),
     "count_tokens": ("addressable.core.tokens", "count_tokens"),
     "definition": ("addressable.tools.definitions", "definition"),
     "encoding_for_model": ("addressable.core.tokens", "encoding_for_model"),
-    "evict": ("addressable.context.evict", "evict"),
+    "evict": ("addressable.context.stubs", "evict"),
     "export_bundle": ("addressable.recording.bundle", "export_bundle"),
     "handle_content": ("addressable.tools.replay", "handle_content"),
     "ids": ("addressable", "ids"),
     "import_bundle": ("addressable.recording.bundle", "import_bundle"),
-    "message_text": ("addressable.context.messagetokens", "message_text"),
-    "message_tokens": ("addressable.context.messagetokens", "message_tokens"),
+    "message_text": ("addressable.context.messages", "message_text"),
+    "message_tokens": ("addressable.context.messages", "message_tokens"),
     "open_store": ("addressable.store", "open_store"),
     "parse_messages": ("addressable.context.messages", "parse"),
     "parse_stub": ("addressable.context.stubs", "parse_stub"),
@@ -199,25 +199,25 @@ if TYPE_CHECKING:
     from . import state as state
     from . import store as store
     from . import tokens as tokens
+    from .context.compaction import PAYBACK as PAYBACK
+    from .context.compaction import CachePrices as CachePrices
     from .context.compaction import Compaction as Compaction
     from .context.compaction import Evicted as Evicted
     from .context.compaction import compact as compact
-    from .context.evict import evict as evict
+    from .context.compaction import compaction_pays as compaction_pays
     from .context.messages import Conversation as Conversation
     from .context.messages import Shape as _MessageShape
     from .context.messages import ToolCall as ToolCall
     from .context.messages import ToolResult as ToolResult
+    from .context.messages import message_text as message_text
+    from .context.messages import message_tokens as message_tokens
     from .context.messages import parse as _parse_messages
     from .context.messages import set_result_text as set_result_text
-    from .context.messagetokens import message_text as message_text
-    from .context.messagetokens import message_tokens as message_tokens
+    from .context.stubs import evict as evict
     from .context.stubs import parse_stub as parse_stub
     from .context.summarize import MIN_BUDGET as MIN_BUDGET
     from .context.summarize import DefaultSummarizer as DefaultSummarizer
     from .context.summarize import Summarizer as Summarizer
-    from .context.timing import PAYBACK as PAYBACK
-    from .context.timing import CachePrices as CachePrices
-    from .context.timing import compaction_pays as compaction_pays
     from .core.errors import AddressableError as AddressableError
     from .core.errors import AmbiguousId as AmbiguousId
     from .core.errors import ArgumentError as ArgumentError

@@ -2,11 +2,9 @@
 `Claim`), when it pays, and with what gist.
 """
 
-from .context.compaction import Compaction, Evicted, compact
-from .context.evict import evict
-from .context.stubs import parse_stub
+from .context.compaction import PAYBACK, CachePrices, Compaction, Evicted, compact, compaction_pays
+from .context.stubs import evict, parse_stub
 from .context.summarize import MIN_BUDGET, DefaultSummarizer, Summarizer
-from .context.timing import PAYBACK, CachePrices, compaction_pays
 from .core.records import Claim, Reference
 
 __all__ = [

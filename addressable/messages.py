@@ -3,9 +3,17 @@ Responses, LangChain), read as compaction reads them, and the text and tokens of
 message.
 """
 
-from .context.conversation import Conversation, Shape, ToolCall, ToolResult
-from .context.messages import detect, parse, set_result_text
-from .context.messagetokens import message_text, message_tokens
+from .context.messages import (
+    Conversation,
+    Shape,
+    ToolCall,
+    ToolResult,
+    detect,
+    message_text,
+    message_tokens,
+    parse,
+    set_result_text,
+)
 from .core.errors import MalformedMessages
 
 __all__ = [

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable.context.conversation import MAX_NESTING
+from addressable.context.messages import MAX_NESTING
 
 
 def nested(depth: int) -> dict[str, Any]:

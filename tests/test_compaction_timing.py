@@ -10,8 +10,8 @@ import pytest
 import addressable as ad
 from addressable.bench.sessions import Session
 from addressable.bench.simulate import simulate
-from addressable.context.messagetokens import IMAGE_TOKENS
-from addressable.context.timing import result_tokens
+from addressable.context.compaction import result_tokens
+from addressable.context.messages import IMAGE_TOKENS
 
 PAGE = "\n".join(f"section {n}: the page says something about item {n}" for n in range(150))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import addressable as ad
-from addressable.context.identifiers import Known
+from addressable.context.summarize import Known
 
 
 def test_an_email_is_one_value() -> None:
@@ -68,7 +68,7 @@ def test_a_value_the_conversation_shows_only_inside_a_longer_one_is_new() -> Non
 
 
 def test_a_list_whose_first_value_is_too_long_keeps_the_values_that_fit() -> None:
-    from addressable.context.gistparts import Items, fit
+    from addressable.context.summarize import Items, fit
 
     long = "https://docs.python.org/3/library/" + "very-long-section-name/" * 6 + "x.html"
     gist = fit([Items("", [long, "ORD-55812", "cus_AbC123"], " ")], budget=12)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import addressable as ad
-from addressable.context.messagetokens import FILE_CHARS_PER_TOKEN, IMAGE_TOKENS
+from addressable.context.messages import FILE_CHARS_PER_TOKEN, IMAGE_TOKENS
 
 PNG = base64.b64encode(os.urandom(30_000)).decode()
 DATA_URL = f"data:image/png;base64,{PNG}"

@@ -11,7 +11,7 @@ import re
 import pytest
 
 import addressable as ad
-from addressable.context.evict import make_stub
+from addressable.context.stubs import make_stub
 
 from .conftest import FakeClock
 

@@ -9,7 +9,7 @@ import pytest
 import addressable as ad
 from addressable.bench import bench
 from addressable.bench.sessions import Session
-from addressable.context.messagetokens import MESSAGE_OVERHEAD
+from addressable.context.messages import MESSAGE_OVERHEAD
 
 from .test_compaction import grep_session
 

@@ -1,4 +1,56 @@
-"""Compaction of a message list: old tool results become one-line stubs, in place.
+"""What compaction needs of the kit, as a protocol: `ad.Toolkit` is one, and compaction
+does not import it (it sits above).
+
+Which tool results compaction may evict, and in what order.
+
+Not evicted: the newest `keep_last` results (but an exact copy of a later result), a
+replay's result, a stub, what the caller pins, a small result, an Action whose outcome
+is unknown (or a result whose text such an Action could have shown too), and the newest
+result of each key a pending step depends on. The others go
+least needed first: those a later result superseded (the same key or the same call
+again), then those whose values the agent's latest messages use least, oldest first.
+
+When compaction pays before the trigger, under prompt caching.
+
+A provider that caches prompts bills a request's prefix that the previous request
+shared at a low price (`CachePrices.read`) and the rest at a higher one
+(`CachePrices.write`). Compaction changes the first result it stubs, so everything after
+that result is written again once; in return, every later request reads fewer tokens.
+Waiting for a fixed trigger can carry old results for many turns after they stopped
+paying their way, when the results are large.
+
+So the decision is rent or buy: each request that carries an old result (one older than
+the newest `keep_last`, not yet a stub) pays to read what its stub would save;
+compacting is worth it once what those old results have cost in reads since they left
+the newest `keep_last` is `PAYBACK` times what compacting now would cost to write again
+(the list from the first of them, their stubs in their place). `PAYBACK` is above 1
+because a result stubbed early is more likely to be needed again (a round trip), and
+because the next turns may be few.
+
+The turns come from the message list alone: a result left the newest `keep_last` when
+the `keep_last`-th result after it came, and each agent message since was a request.
+`compaction_pays` estimates the stubs from the list; `compact` prices the stubs it made.
+
+The agent's older words cut short, when stubs alone leave a list too large.
+
+Once every result that may go is a stub, what is left of an old turn is the agent's own
+text: its reasoning, the plan it wrote before a call. When the list is still over the
+goal (`compact(trim_to=)`), the oldest of those messages become `[…]` and the values
+they quote from tool results (a path, an id, a test name: a later call may need them),
+until the list is small enough. What stays whole: every user message (the task, and
+what the user said: it cannot be asked of a tool again), tool calls and results, system
+messages, thinking, and the newest turns.
+
+The prompt cache is read up to the first byte that changed. Messages after the first
+result this compaction made a stub are cut first: the cache is broken there anyway.
+Older ones are cut only when that frees at least `EARLY_SHARE` of the goal, enough to
+pay for the cache it breaks.
+
+The stubs compaction puts in place of the results it evicts, each made once: the
+store remembers it (and the kit, to read it once), so that the same result compacted
+again gives the same bytes, in any process on the same store.
+
+Compaction of a message list: old tool results become one-line stubs, in place.
 
 It is a function of the messages and the store, and the input is never changed. What
 is never evicted: the newest `keep_last` results (but an exact copy of a later result:
@@ -29,29 +81,790 @@ kit on the same store.
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import copy
+import hashlib
+import json
+import math
+import re
+import reprlib
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Protocol, Unpack, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, TypeAdapter
 
-from ..core.blocks import blocks_text
-from ..core.errors import ArgumentError
-from ..core.ids import expect, listed, quoted, whole_number
-from ..core.records import Determinism, member
+from ..core.blocks import TEXT_TYPES, blocks_text, encode_blocks
+from ..core.errors import AddressableError, ArgumentError, IntegrityError, NotFound, StoreError
+from ..core.ids import content_hash, expect, listed, quoted, whole_number
+from ..core.payload import BLOCKS
+from ..core.records import Claim, Determinism, Outcome, Record, Reference, Result, member
+from ..core.secrets import Secrets
 from ..core.tokens import Tokenizer, count_tokens, using_tokenizer
-from .compactstubs import Stub, make_stubs
-from .conversation import nested_too_deep
-from .kit import Toolkit
-from .messages import Shape, parse, set_result_text
-from .messagetokens import message_tokens
-from .plan import Candidate, evictable, least_needed_first
-from .sdkviews import Source, restore, views
-from .summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer, check_summarizer
-from .timing import CachePrices, checked_prices, estimated, pays
-from .trim import cut_dialogue
+from ..recording.recorder import Clock, RecordOptions, find_ingested, ingested_options
+from ..store import Store
+from .messages import (
+    MESSAGE_OVERHEAD,
+    Conversation,
+    Shape,
+    Source,
+    ToolCall,
+    ToolResult,
+    content_tokens,
+    message_tokens,
+    nested_too_deep,
+    parse,
+    restore,
+    said,
+    set_result_text,
+    views,
+)
+from .stubs import REPLAY_TOOL, make_stub, parse_stub, short_id
+from .summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer, check_summarizer, stub_budget
+
+
+class Listing:
+    """A message list as compaction reads it, once: its dicts (`views`), its calls and
+    results (`parse`), and what each message says and weighs, each worked out when first
+    asked for and kept, so that no message is read or counted twice."""
+
+    def __init__(self, messages: Sequence[Any], format: str = "auto", system: str | None = None):
+        self.originals = messages
+        self.messages, self.source = views(messages)
+        self.conversation = parse(self.messages, format)
+        self.shape = self.conversation.shape
+        self.system = system
+        self._said: dict[int, str] = {}
+        self._tokens: dict[int, int] = {}
+        self._results: dict[tuple[int, int | None], int] = {}
+        self._lines: dict[str, int] = {}
+
+    def said(self, index: int) -> str:
+        """What message `index` says (see `said`)."""
+        if index not in self._said:
+            self._said[index] = said(self.messages[index], self.shape)
+        return self._said[index]
+
+    def tokens(self, index: int) -> int:
+        """Message `index`'s tokens, as `message_tokens` counts a request's."""
+        if index not in self._tokens:
+            self._tokens[index] = message_tokens([self.messages[index]])
+        return self._tokens[index]
+
+    def total(self) -> int:
+        """The request's tokens: every message, and the system prompt."""
+        system = count_tokens(self.system) + MESSAGE_OVERHEAD if self.system else 0
+        return system + sum(self.tokens(i) for i in range(len(self.messages)))
+
+    def text_tokens(self, result: ToolResult) -> int:
+        """The tokens of a result's text."""
+        return self.count(result.text)
+
+    def result_tokens(self, result: ToolResult) -> int:
+        """A result's tokens as a request counts them: its text, and its image or file."""
+        if result.content is None:
+            return self.text_tokens(result)
+        where = (result.index, result.block)
+        if where not in self._results:
+            self._results[where] = content_tokens(result.content)
+        return self._results[where]
+
+    def count(self, text: str) -> int:
+        """`count_tokens(text)`, once for each text (a result's, a stub's line)."""
+        if text not in self._lines:
+            self._lines[text] = count_tokens(text)
+        return self._lines[text]
+
+
+@dataclass(frozen=True)
+class CompactOptions:
+    """What `compact` is asked to do, as checked (see `compact` for each)."""
+
+    keep_last: int = 3
+    trigger_tokens: int | None = None
+    target_tokens: int | None = None
+    trim_to: int | None = None
+    format: str = "auto"
+    budget: int = DEFAULT_BUDGET
+    summarizer: Summarizer | None = None
+    pins: frozenset[str] = frozenset()
+    pending_keys: frozenset[str] = frozenset()
+    system: str | None = None
+    determinism_of: Mapping[str, Determinism] = field(default_factory=dict)
+    cache_prices: CachePrices | None = None
+
+
+@runtime_checkable
+class Toolkit(Protocol):
+    """What compaction needs of the kit: the store, recording and the tools' record of
+    what was shown. `ad.Toolkit` is one; compaction does not import it (it sits above)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def session(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def secrets(self) -> Secrets: ...
+
+    def get(self, id: str) -> Record: ...
+
+    def record(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        payload: bytes,
+        *,
+        determinism: Determinism | str,
+        **options: Unpack[RecordOptions],
+    ) -> Result: ...
+
+    def ingest(
+        self,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        text: str,
+        *,
+        is_error: bool = False,
+        determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+    ) -> Result: ...
+
+    def shown(self, text: str) -> str | None: ...
+
+    def outcome(self, id: str) -> Outcome | None: ...
+
+
+MIN_EVICT_TOKENS = 30  # a result smaller than this stays: its stub would save too little
+RECENT = 3  # the agent's latest messages that say which results are still in use
+# A value a call may pass back, as it stands in a result or a message: 8 characters or
+# more without a space.
+_VALUE = re.compile(r"[\w./:@#?=&%+~-]{8,}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A result compaction may evict, the record its stub points to, and whether a
+    later result superseded it."""
+
+    result: ToolResult
+    record: Record
+    superseded: bool  # a later result has its key, or came from the same call again
+
+
+def evictable(
+    listing: Listing, kit: Toolkit, options: CompactOptions, small_after: int | None = None
+) -> list[Candidate]:
+    """The results that may be evicted (see the module docstring), oldest first, each
+    with its record (ingested first when the kit did not make it). Results under
+    `MIN_EVICT_TOKENS` are left out; with `small_after`, only they are given, those
+    after that message (where an older result went: the prompt cache is broken before
+    them, and their stubs save a little)."""
+    conversation, pins = listing.conversation, options.pins
+    results = conversation.results
+    older = results[: max(0, len(results) - options.keep_last)]
+    # An exact copy of a later result (the same text read again) goes even among the
+    # newest: its content stays whole, in the later copy.
+    last_text = {r.text: r.index for r in results}
+    older += [r for r in results[len(older) :] if last_text[r.text] > r.index and r.text.strip()]
+    last_of: dict[str, int] = {}  # the newest result of each call (tool and arguments)
+    for result in results:
+        call = conversation.calls[result.call_id]
+        last_of[_signature(call)] = result.index
+    found: list[tuple[ToolResult, Record, str]] = []
+    for result in older:
+        call = conversation.calls[result.call_id]
+        if (
+            kept_whole(conversation, result)
+            or result.call_id in pins
+            or result.written_id in pins  # an id the list gives several calls: all of them
+            or small(listing, result) != (small_after is not None)
+            or (small_after is not None and result.index <= small_after)
+        ):
+            continue
+        try:
+            record = _record_of(
+                kit,
+                result,
+                call,
+                options.determinism_of.get(call.name, Determinism.NONDETERMINISTIC),
+                conversation.shape,
+            )
+        except AddressableError:
+            continue  # the store could not take it: the original stays
+        if record is None or record.id in pins or _unsettled(kit, record):
+            continue
+        found.append((result, record, _signature(call)))
+    last_key: dict[str, int] = {}  # the newest candidate of each key
+    pending: dict[str, str] = {}  # the newest candidate of each key a pending step needs
+    for result, record, _ in found:
+        if record.key and not record.key.startswith("call:"):
+            last_key[record.key] = result.index
+        if record.key in options.pending_keys:
+            pending[record.key] = result.call_id
+    return [
+        Candidate(
+            result,
+            record,
+            last_of[signature] > result.index or last_key.get(str(record.key), -1) > result.index,
+        )
+        for result, record, signature in found
+        if result.call_id not in pending.values()  # it stays whole
+    ]
+
+
+def kept_whole(conversation: Conversation, result: ToolResult) -> bool:
+    """What the list alone says is never evicted: a replay's result, or a stub."""
+    return (
+        conversation.calls[result.call_id].name == REPLAY_TOOL
+        or parse_stub(result.text) is not None
+    )
+
+
+def small(listing: Listing, result: ToolResult) -> bool:
+    """A result of text only, under `MIN_EVICT_TOKENS`: its stub would save little."""
+    return result.content is None and listing.text_tokens(result) < MIN_EVICT_TOKENS
+
+
+def least_needed_first(listing: Listing, candidates: list[Candidate]) -> list[Candidate]:
+    """Superseded results first, oldest first; then the others by how many of their
+    values the agent's latest messages use (none first), oldest first."""
+    messages = listing.messages
+    recent = "\n".join(
+        listing.said(i)
+        for turn in agent_turns(listing.conversation, messages)[-RECENT:]
+        for i in turn
+    )
+    users = (i for i, m in enumerate(messages) if m.get("role") == "user")
+    task = next((listing.said(i) for i in users), "")
+
+    def rank(candidate: Candidate) -> tuple[int, int, int]:
+        index = candidate.result.index
+        if candidate.superseded:
+            return (0, 0, index)
+        values = set(_VALUE.findall(candidate.result.text))
+        return (1, sum(1 for v in values if v in recent and v not in task), index)
+
+    return sorted(candidates, key=rank)
+
+
+def agent_turns(
+    conversation: Conversation, messages: Sequence[Mapping[str, Any]]
+) -> list[list[int]]:
+    """The indices of the agent's messages, one list a message: each assistant message,
+    and each message that holds a call, as `parse` found them (a Responses call is an
+    item with no role). A call item with no role right after another of the agent's
+    items is part of that message: the items one Responses turn gives out."""
+    calls = {c.index for c in conversation.calls.values()}
+    turns: list[list[int]] = []
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        if role != "assistant" and i not in calls:
+            continue
+        if role is None and turns and turns[-1][-1] == i - 1:
+            turns[-1].append(i)
+        else:
+            turns.append([i])
+    return turns
+
+
+def _signature(call: ToolCall) -> str:
+    """The same call again: the same tool and arguments (or the same text, for
+    arguments the model wrote that are not JSON)."""
+    shown = call.arguments if call.unparsed is None else call.unparsed
+    return json.dumps([call.name, shown], sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _record_of(
+    kit: Toolkit,
+    result: ToolResult,
+    call: ToolCall,
+    determinism: Determinism,
+    shape: Shape,
+) -> Record | None:
+    """The record a result shows: the kit's own when it made it, else one ingested now.
+    None when the result must stay whole: a record that could be what it shows is an
+    Action whose effect is not known."""
+    if result.content is not None:  # an image or another part that is not text
+        return _record_of_blocks(kit, result, call, determinism, shape)
+    shown = _shown_record(kit, result.text)
+    if shown is not None:
+        if shown.determinism is not Determinism.SIDE_EFFECT and _same_call(shown, call, kit):
+            return shown  # the common case: this call's record, and not an Action
+        found = _call_record(kit, shown, call, determinism)
+        if not isinstance(found, Determinism):
+            return found
+        determinism = found
+    return kit.ingest(
+        result.call_id,
+        call.name,
+        call.arguments,
+        result.text,
+        is_error=result.is_error,
+        determinism=determinism,
+    ).record
+
+
+def _shown_record(kit: Toolkit, text: str) -> Record | None:
+    """The record the kit remembers showing `text`: the last call that showed it."""
+    shown = kit.shown(text)
+    if shown is None:
+        return None
+    try:
+        return kit.get(shown)
+    except AddressableError:
+        return None  # gone since (gc): the text is kept as it was shown instead
+
+
+def _call_record(
+    kit: Toolkit, shown: Record, call: ToolCall, determinism: Determinism
+) -> Record | Determinism | None:
+    """The record of `call` when the record the kit remembers for its text is an Action,
+    or another call's (two calls showed the same text, an error message say: the kit
+    remembers the last). None if any record that could show the text is an Action whose
+    effect is not known; else, when none is the call's, the determinism to ingest it
+    with (`determinism`, but an Action's if the tool's records are). Rare: the store's
+    records of the call's tool are read only then."""
+    twins: list[Record] = []  # the tool's records with the same payload as `shown`
+    same: list[Record] = []  # the tool's records of the same arguments
+    for record in kit.store.records(tool=call.name):
+        if record.content_hash == shown.content_hash:
+            twins.append(record)
+        elif _same_call(record, call, kit):
+            same.append(record)
+    mine = shown.tool == call.name and _same_call(shown, call, kit)
+    doubtful = twins if mine else [shown, *twins, *same]
+    if any(_unsettled(kit, r) for r in doubtful):
+        return None
+    own = [r for r in twins if _same_call(r, call, kit)]
+    if own:
+        return shown if shown in own else own[-1]
+    if any(r.determinism is Determinism.SIDE_EFFECT for r in twins + same):
+        return Determinism.SIDE_EFFECT  # ingested as an Action: its outcome is unknown
+    return determinism
+
+
+def _same_call(record: Record, call: ToolCall, kit: Toolkit) -> bool:
+    """Whether `record` can be the record of `call`: the same tool, and each argument
+    the call gave that the record holds (a tool records its arguments validated, with
+    its defaults; an adapter, its own) the same value, or the same written as text."""
+    if record.tool != call.name:
+        return False
+    if call.unparsed is not None:
+        return True  # arguments that are not JSON: the tool alone says
+    given = kit.secrets.mask_json(call.arguments) if kit.secrets else call.arguments
+    return all(
+        _same_value(record.args[name], value)
+        for name, value in given.items()
+        if name in record.args
+    )
+
+
+def _same_value(recorded: Any, given: Any) -> bool:
+    if recorded == given:
+        return True
+    scalars = (str, int, float)
+    return (
+        isinstance(recorded, scalars)
+        and isinstance(given, scalars)
+        and (str(recorded) == str(given))
+    )
+
+
+def _record_of_blocks(
+    kit: Toolkit,
+    result: ToolResult,
+    call: ToolCall,
+    determinism: Determinism,
+    shape: Shape,
+) -> Record:
+    """The record of a result's whole content (text, images, files), keyed by its
+    tool-call id: stored once, found again when the list is compacted again."""
+    assert result.content is not None
+    payload = encode_blocks(result.content, shape)
+    store, secrets = kit.store, kit.secrets
+    found = find_ingested(
+        store, secrets, result.call_id, call.name, call.arguments, payload, determinism
+    )
+    if found is not None:
+        return found
+    options = ingested_options(result.call_id, result.text, result.is_error, determinism)
+    options["media_type"] = BLOCKS
+    return kit.record(call.name, call.arguments, payload, determinism=determinism, **options).record
+
+
+def _unsettled(kit: Toolkit, record: Record) -> bool:
+    """An Action whose effect is not known: it must stay in sight."""
+    if record.determinism is not Determinism.SIDE_EFFECT:
+        return False
+    outcome = kit.outcome(record.id)
+    return outcome is None or outcome is Outcome.UNKNOWN
+
+
+# Measured with `addressable bench` (keep 3) on the recorded coding sessions at a 16,000
+# trigger, the customer-service ones at 4,000 and the bundled scenario: at 1, early
+# compactions stubbed results the coding agents still needed (lost results 1 -> 4, where
+# `clear` loses 5); from 2 up they did not. The research scenario's large pages went
+# early at every value, its net falling from 0.184 of `none` (no early compaction) to
+# 0.178 at 12, 0.151 at 8, 0.144 at 6, 0.128 at 4 and 0.111 at 2. 4 sits between.
+PAYBACK = 4.0
+STUB_HEAD = 20  # tokens a stub takes besides its gist: its id, kind and size
+
+
+@dataclass(frozen=True)
+class CachePrices:
+    """What one input token costs with prompt caching, in units of an uncached one: a
+    prefix the previous request shared is `read` from the cache, the rest is `write`n
+    to it. The defaults are Anthropic's (a cache read at 0.1, a 5-minute cache write at
+    1.25). A price that is not a finite number of 0 or more is `ArgumentError`."""
+
+    read: float = 0.1
+    write: float = 1.25
+
+    def __post_init__(self) -> None:
+        for name in ("read", "write"):
+            value: object = getattr(self, name)
+            fault = self.fault(value)
+            if fault == "type":
+                raise ArgumentError(f"CachePrices.{name} must be a number, not {value!r}")
+            if fault == "range":
+                shown = reprlib.repr(value)
+                raise ArgumentError(f"CachePrices.{name} must be finite and 0 or more, not {shown}")
+
+    @staticmethod
+    def fault(value: object) -> Literal["type", "range"] | None:
+        """Why `value` cannot be a price: "type" (not an int or float, or a bool),
+        "range" (not finite, negative, or an int too large for a float), else None."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "type"
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an int too large for a float
+            return "range"
+        return None if finite and value >= 0 else "range"
+
+
+def checked_prices(prices: object) -> CachePrices:
+    """`prices` if it is a `CachePrices`, else `ArgumentError`, one line."""
+    if not isinstance(prices, CachePrices):
+        raise ArgumentError(
+            f"cache prices are ad.CachePrices(read=, write=), not {type(prices).__name__}"
+        )
+    return prices
+
+
+def compaction_pays(
+    messages: Sequence[Any],
+    *,
+    keep_last: int = 3,
+    cache_prices: CachePrices | None = None,
+    format: str = "auto",
+    budget: int = DEFAULT_BUDGET,
+    tokenizer: Tokenizer | None = None,
+) -> bool:
+    """Whether compacting `messages` now pays under prompt caching (see the module
+    docstring), worked out from the list alone: each old result's stub is estimated at
+    `STUB_HEAD` tokens and a gist of `stub_budget` (within `budget`). False when there
+    is none. A result `compact` would keep (pinned, an Action whose outcome is unknown,
+    one whose stub would save nothing) counts here; `compact(cache_prices=)` decides
+    on the stubs it can make. `tokenizer` counts, as in `compact`."""
+    whole_number("keep_last", keep_last, 0)
+    whole_number("budget", budget, MIN_BUDGET)
+    prices = CachePrices() if cache_prices is None else checked_prices(cache_prices)
+    with using_tokenizer(tokenizer):
+        listing = Listing(messages, format)
+        return pays(listing, estimated(listing, keep_last, budget), keep_last, prices)
+
+
+def estimated(listing: Listing, keep_last: int, budget: int) -> dict[str, int]:
+    """The old results compaction may stub, as the list alone shows them (not a replay's,
+    a stub or a small one), by call id, each with its stub's estimated tokens."""
+    conversation = listing.conversation
+    results = conversation.results[: max(0, len(conversation.results) - keep_last)]
+    return {
+        r.call_id: STUB_HEAD + stub_budget(listing.result_tokens(r), budget)
+        for r in results
+        if not kept_whole(conversation, r) and not small(listing, r)
+    }
+
+
+def pays(listing: Listing, stubs: Mapping[str, int], keep_last: int, prices: CachePrices) -> bool:
+    """The rule, for the old results `stubs` names (by call id), each with its stub's
+    tokens: what it saves a request (its tokens less its stub's), times the requests
+    that carried it since it left the newest `keep_last`, against what compacting
+    writes again. A result still among the newest `keep_last` is not counted."""
+    results = listing.conversation.results
+    starts = [turn[0] for turn in agent_turns(listing.conversation, listing.messages)]
+    held = 0  # token-requests: what each stub saves, times the requests that carried it
+    saved = 0  # what the stubs take out of the list
+    first: int | None = None
+    for n, result in enumerate(results[: max(0, len(results) - keep_last)]):
+        stub = stubs.get(result.call_id)
+        if stub is None:
+            continue
+        saving = listing.result_tokens(result) - stub
+        if saving <= 0:
+            continue  # its stub would save nothing: it stays, and writes nothing again
+        left = results[n + keep_last].index  # the message it left the newest keep_last at
+        carried = 1 + len(starts) - bisect.bisect_right(starts, left)  # the next one too
+        held += saving * carried
+        saved += saving
+        first = result.index if first is None else first
+    if first is None:
+        return False
+    rewrite = sum(listing.tokens(i) for i in range(first, len(listing.messages))) - saved
+    return prices.read * held >= PAYBACK * prices.write * max(rewrite, 0)
+
+
+def result_tokens(result: ToolResult) -> int:
+    """A result's tokens as a request counts them: its text, and its image or file."""
+    if result.content is None:
+        return count_tokens(result.text)
+    return message_tokens([{"content": list(result.content)}]) - MESSAGE_OVERHEAD
+
+
+CUT = "[…]"
+EARLY_SHARE = 0.2  # of the goal: what cutting before the cache break must free
+MIN_QUOTED = 8  # characters: a plain word this long may be a value a call passes back
+# A word of a message, and what makes a shorter one a value (a stub may have left it
+# out because the message showed it): a digit, `_./:@#`, or a capital after a small.
+_WORD = re.compile(r"[\w./:@#?=&%+~-]{3,}")
+_MARKED = re.compile(r"[\d_./:@#]|[a-z][A-Z]")
+
+
+def cut_dialogue(
+    out: list[dict[str, Any]],
+    conversation: Conversation,
+    keep_turns: int,
+    tokens: int,
+    goal: int,
+    broken: int,
+) -> tuple[int, list[int]]:
+    """Cut the agent's older messages in `out` (in place) while the list is over
+    `goal` tokens; `tokens` is its size now, `broken` the first message this compaction
+    changed. The newest `keep_turns` assistant messages, and all after them, stay. The
+    list's size after, and the messages cut."""
+    turns = [i for i, m in enumerate(out) if m.get("role") == "assistant"]
+    stop = len(out) if keep_turns == 0 else turns[-keep_turns] if keep_turns <= len(turns) else 0
+    candidates = [i for i in turns if i < stop and _speaks(out[i], conversation.shape)]
+    seen = "\n".join(r.text for r in conversation.results)
+    cut: list[int] = []
+    tokens = _cut(out, [i for i in candidates if i >= broken], seen, tokens, goal, cut)
+    if tokens > goal:
+        # Before the break, nearest it first: the cached prefix stays as long as it can.
+        trial = list(out)
+        early: list[int] = []
+        before = [i for i in reversed(candidates) if i < broken]
+        after = _cut(trial, before, seen, tokens, goal, early)
+        if tokens - after >= EARLY_SHARE * goal:
+            out[:] = trial
+            tokens = after
+            cut += early
+    return tokens, sorted(cut)
+
+
+def _cut(
+    out: list[dict[str, Any]],
+    indexes: list[int],
+    seen: str,
+    tokens: int,
+    goal: int,
+    cut: list[int],
+) -> int:
+    for i in indexes:
+        if tokens <= goal:
+            break
+        before = out[i]
+        after = _shortened(before, seen)
+        saved = message_tokens([before]) - message_tokens([after])
+        if saved > 0:
+            out[i] = after
+            tokens -= saved
+            cut.append(i)
+    return tokens
+
+
+def _speaks(message: Mapping[str, Any], shape: str) -> bool:
+    """Whether `message`, one of the agent's, is a message with text of its own."""
+    if shape == "openai-responses" and message.get("type", "message") != "message":
+        return False
+    return any(True for _ in _texts(message))
+
+
+def _texts(message: Mapping[str, Any]) -> Iterator[tuple[int | None, str]]:
+    """The texts of a message: its content when that is a string (None), else each
+    text part's index and text."""
+    content = message.get("content")
+    if isinstance(content, str):
+        if content and not content.startswith(CUT):
+            yield None, content
+        return
+    if isinstance(content, list):
+        for n, part in enumerate(content):
+            if isinstance(part, Mapping) and part.get("type") in TEXT_TYPES:
+                text = part.get("text")
+                if isinstance(text, str) and text and not text.startswith(CUT):
+                    yield n, text
+
+
+def _value(word: str) -> bool:
+    return len(word) >= MIN_QUOTED or _MARKED.search(word) is not None
+
+
+def _shortened(message: dict[str, Any], seen: str) -> dict[str, Any]:
+    """`message` (one that `_speaks`) with each of its texts cut to `[…]` and the values
+    it quotes from `seen` (the results' text)."""
+    texts = list(_texts(message))
+    new = dict(message)
+    content = message.get("content")
+    parts = list(content) if isinstance(content, list) else None
+    for n, text in texts:
+        # A value as it ends a sentence or a clause: without that stop.
+        quoted = (v.rstrip(".:?") for v in _WORD.findall(text))
+        values = [v for v in dict.fromkeys(quoted) if _value(v) and v in seen]
+        short = " ".join([CUT, *values])
+        if n is None:
+            new["content"] = short
+        else:
+            assert parts is not None
+            part = {**parts[n], "text": short}
+            if part.get("annotations"):
+                part["annotations"] = []  # their offsets were into the text cut
+            part.pop("logprobs", None)
+            parts[n] = part
+    if parts is not None:
+        new["content"] = parts
+    return new
+
+
+def make_stubs(
+    listing: Listing, candidates: list[Candidate], kit: Toolkit, options: CompactOptions
+) -> dict[str, Stub]:
+    """The stub of every candidate, by tool-call id, made oldest first.
+
+    What a stub leaves out is what stays in sight without it: the values the list shows
+    outside tool results (the task, the agent's words, the calls' arguments), in the
+    results kept whole, and in the stubs of the results before it (those already in the
+    list, and those the candidates before it get). A stub, once made, is remembered by
+    the store (for the same result at the same place of the same conversation), so that
+    compacting the list again later gives the same bytes, whatever was said since, in
+    any kit on the same store (a second worker, a restarted harness)."""
+    conversation, system = listing.conversation, listing.system
+    budget, summarizer = options.budget, options.summarizer
+    by_call = {c.result.call_id: c for c in candidates}
+    # What stays in sight whatever this compaction does: the text outside tool results,
+    # and the results it keeps whole (the newest, the small, the pinned). A kept result
+    # that is evicted later gets its own stub then, which carries what it showed.
+    kept = [
+        r.text
+        for r in conversation.results
+        if r.call_id not in by_call and parse_stub(r.text) is None
+    ]
+    said_text = "\n".join(
+        [system or "", *(listing.said(i) for i in range(len(listing.messages))), *kept]
+    )
+    made = _made_by(kit)
+    before: list[str] = []  # the stubs of the results before the one at hand
+    # The conversation up to the result at hand, the system prompt first (a stub leaves
+    # out what that shows: one made under another prompt is not this one).
+    prefix = hashlib.blake2b((system or "").encode("utf-8", "replace"), digest_size=16)
+    stubs: dict[str, Stub] = {}
+    at = 0
+    for result in conversation.results:
+        for i in range(at, result.index + 1):
+            prefix.update(listing.said(i).encode("utf-8", "replace"))
+        at = result.index + 1
+        if parse_stub(result.text) is not None:
+            before.append(result.text)
+            continue
+        candidate = by_call.get(result.call_id)
+        if candidate is None:
+            continue
+        memo = (candidate.record.id, result.call_id, budget, prefix.hexdigest())
+        stub = _remembered(kit, made, memo) if summarizer is None else None
+        if stub is None:
+            try:
+                stub = make_stub(
+                    candidate.record,
+                    store=kit.store,
+                    summarizer=summarizer,
+                    budget=budget,
+                    tokens=listing.text_tokens(result),
+                    label=False,  # the call that asked it stands right before its stub
+                    known="\n".join([said_text, *before]),
+                    short_id=short_id(kit.store, candidate.record.id),
+                    superseded=candidate.superseded,
+                    secrets=kit.secrets,
+                )
+            except (StoreError, IntegrityError, NotFound):
+                continue  # the store could not give it back: the original stays
+            if summarizer is None:
+                _remember(kit, made, memo, stub)
+        if listing.count(stub[1]) >= listing.result_tokens(result):
+            continue  # it would save nothing: the original stays
+        stubs[result.call_id] = stub
+        before.append(stub[1])
+    return stubs
+
+
+Stub = tuple[Reference | Claim, str]  # what is shown in place of a result, and its line
+_Memo = tuple[str, str, int, str]  # record, call, budget, the conversation up to it
+_STUB_ITEM: TypeAdapter[Reference | Claim] = TypeAdapter(
+    Annotated[Reference | Claim, Field(discriminator="kind")]
+)
+_MADE: weakref.WeakKeyDictionary[Any, dict[_Memo, Stub]] = weakref.WeakKeyDictionary()
+MADE_KEPT = 20_000  # stubs a kit remembers
+
+
+def _made_by(kit: Toolkit) -> dict[_Memo, Stub]:
+    return _MADE.setdefault(kit, {})
+
+
+def _mark(memo: _Memo) -> str:
+    """The hash the store keeps a stub under: of its record, call, budget and place."""
+    return content_hash("\0".join(str(part) for part in memo).encode())
+
+
+def _remembered(kit: Toolkit, made: dict[_Memo, Stub], memo: _Memo) -> Stub | None:
+    """The stub made before for `memo`, by this kit or any on its store."""
+    stub = made.get(memo)
+    if stub is not None:
+        return stub
+    try:
+        kept = kit.store.stub(_mark(memo), memo[0])
+        if kept is None:
+            return None
+        data = json.loads(kept)
+        item = _STUB_ITEM.validate_python(data["item"])
+        stub = (item, str(data["line"]))
+    except (AddressableError, ValueError, KeyError, TypeError):
+        return None  # unreadable: made again
+    _keep(made, memo, stub)
+    return stub
+
+
+def _remember(kit: Toolkit, made: dict[_Memo, Stub], memo: _Memo, stub: Stub) -> None:
+    """Keep a stub just made, in the store (for every kit) and in this kit."""
+    item, line = stub
+    value = json.dumps({"item": item.model_dump(mode="json"), "line": line}).encode()
+    # Not kept for other kits if the store fails: this one still gives the same bytes.
+    with contextlib.suppress(AddressableError):
+        kit.store.set_stub(_mark(memo), memo[0], value)
+    _keep(made, memo, stub)
+
+
+def _keep(made: dict[_Memo, Stub], memo: _Memo, stub: Stub) -> None:
+    if len(made) >= MADE_KEPT:
+        del made[next(iter(made))]  # the oldest
+    made[memo] = stub
 
 
 class Evicted(BaseModel):
@@ -155,125 +968,104 @@ def compact(
         expect(system, list, "compact: system")
         system = blocks_text(system)
     check_summarizer(summarizer, "compact")
+    options = CompactOptions(
+        keep_last=keep_last,
+        trigger_tokens=trigger_tokens,
+        target_tokens=target_tokens,
+        trim_to=trim_to,
+        format=format,
+        budget=budget,
+        summarizer=summarizer,
+        pins=frozenset(pins),
+        pending_keys=frozenset(pending_keys),
+        system=system,
+        determinism_of=determinisms,
+        cache_prices=cache_prices,
+    )
     with using_tokenizer(tokenizer), _not_too_deep(messages):
-        return _compact(
-            messages,
-            kit=kit,
-            keep_last=keep_last,
-            trigger_tokens=trigger_tokens,
-            target_tokens=target_tokens,
-            trim_to=trim_to,
-            format=format,
-            budget=budget,
-            summarizer=summarizer,
-            pins=pins,
-            pending_keys=pending_keys,
-            system=system,
-            determinism_of=determinisms,
-            cache_prices=cache_prices,
-        )
+        return _compact(Listing(messages, format, system), kit, options)
 
 
-def _compact(
-    messages: Sequence[Any],
-    *,
-    kit: Toolkit,
-    keep_last: int,
-    trigger_tokens: int | None,
-    target_tokens: int | None,
-    trim_to: int | None,
-    format: str,
-    budget: int,
-    summarizer: Summarizer | None,
-    pins: Iterable[str],
-    pending_keys: Iterable[str],
-    system: str | None,
-    determinism_of: Mapping[str, Determinism] | None,
-    cache_prices: CachePrices | None,
-) -> Compaction:
-    originals = messages
-    messages, source = views(originals)
-    conversation = parse(messages, format)
-    before = message_tokens(messages, system)
-    out = copy.deepcopy([dict(m) for m in messages])
-    plan = (conversation, kit, keep_last, set(pins), set(pending_keys), dict(determinism_of or {}))
-    under = [t for t in (trigger_tokens, target_tokens) if t is not None]
-    over = before > max(under) if under else cache_prices is None
+def _compact(listing: Listing, kit: Toolkit, options: CompactOptions) -> Compaction:
+    """The list read once, the evictions planned, each stub made once, the list written."""
+    before = listing.total()
+    out = copy.deepcopy([dict(m) for m in listing.messages])
+    sizes = [listing.tokens(i) for i in range(len(out))]  # each message's tokens, as in `out`
+    keep_last, prices = options.keep_last, options.cache_prices
+    under = [t for t in (options.trigger_tokens, options.target_tokens) if t is not None]
+    over = before > max(under) if under else prices is None
     # Under the trigger, with prices: early, once stubbing every old result pays. The
     # list alone says when it may; only then are the stubs made (results ingested) and
     # priced as they are.
     early = False
     if (
         not over
-        and cache_prices is not None
-        and pays(
-            conversation,
-            messages,
-            estimated(conversation, keep_last, budget),
-            keep_last,
-            cache_prices,
-        )
+        and prices is not None
+        and pays(listing, estimated(listing, keep_last, options.budget), keep_last, prices)
     ):
-        candidates = evictable(*plan)
-        stubs = make_stubs(conversation, messages, candidates, kit, budget, summarizer, system)
-        made = {call_id: count_tokens(line) for call_id, (_, line) in stubs.items()}
-        early = pays(conversation, messages, made, keep_last, cache_prices)
+        candidates = evictable(listing, kit, options)
+        stubs = make_stubs(listing, candidates, kit, options)
+        made = {call_id: listing.count(line) for call_id, (_, line) in stubs.items()}
+        early = pays(listing, made, keep_last, prices)
     if not over and not early:
         return Compaction(
-            messages=restore(originals, out, set(), source),
+            messages=restore(listing.originals, out, set(), listing.source),
             evicted=[],
             tokens_before=before,
             tokens_after=before,
-            shape=conversation.shape,
-            source=source,
+            shape=listing.shape,
+            source=listing.source,
         )
     # Stubs first: with trim_to, the agent's words are cut only when stubs are not enough.
     # An early compaction stubs every old result, as the rule priced, and cuts nothing.
-    goal = None if early else target_tokens
+    goal = None if early else options.target_tokens
+    trim_to = None if early else options.trim_to
     if goal is not None and trim_to is not None:
         goal = min(goal, trim_to)
-    if early:
-        trim_to = None
-    else:
-        candidates = evictable(*plan)
-        stubs = make_stubs(conversation, messages, candidates, kit, budget, summarizer, system)
+    if not early:
+        candidates = evictable(listing, kit, options)
+        stubs = make_stubs(listing, candidates, kit, options)
     evicted: list[Evicted] = []
-    ordered = least_needed_first(conversation, messages, candidates)
-    tokens = _evict(ordered, stubs, out, evicted, before, goal, kit, conversation.shape)
+    ordered = least_needed_first(listing, candidates)
+    tokens = _evict(listing, ordered, stubs, out, sizes, evicted, before, goal, kit)
     if evicted and (goal is None or tokens > goal):
         # Small results after the first stub: the prompt cache is broken before them.
-        small = evictable(*plan, small_after=min(e.index for e in evicted))
-        if small:  # making stubs reads the whole list first: not for none
-            stubs = make_stubs(conversation, messages, small, kit, budget, summarizer, system)
-            tokens = _evict(small, stubs, out, evicted, tokens, goal, kit, conversation.shape)
+        small = evictable(listing, kit, options, small_after=min(e.index for e in evicted))
+        if small:
+            stubs = make_stubs(listing, small, kit, options)
+            tokens = _evict(listing, small, stubs, out, sizes, evicted, tokens, goal, kit)
     evicted.sort(key=lambda e: (e.index, e.call_id))
     cut: list[int] = []
     if trim_to is not None and tokens > trim_to:
         broken = evicted[0].index if evicted else len(out)  # the first message changed
-        tokens, cut = cut_dialogue(out, conversation, keep_last, tokens, trim_to, broken)
+        tokens, cut = cut_dialogue(out, listing.conversation, keep_last, tokens, trim_to, broken)
     return Compaction(
-        messages=restore(originals, out, {e.index for e in evicted} | set(cut), source),
+        messages=restore(
+            listing.originals, out, {e.index for e in evicted} | set(cut), listing.source
+        ),
         evicted=evicted,
         tokens_before=before,
-        tokens_after=message_tokens(out, system),
-        shape=conversation.shape,
-        source=source,
+        tokens_after=tokens,
+        shape=listing.shape,
+        source=listing.source,
         cut=cut,
     )
 
 
 def _evict(
+    listing: Listing,
     candidates: list[Candidate],
     stubs: Mapping[str, Stub],
     out: list[dict[str, Any]],
+    sizes: list[int],
     evicted: list[Evicted],
     tokens: int,
     goal: int | None,
     kit: Toolkit,
-    shape: Shape,
 ) -> int:
     """Put the stub of each candidate in `out`, in order, while the list is over `goal`
-    (every one without it); each goes in `evicted`. The list's tokens after."""
+    (every one without it); each goes in `evicted`. `sizes` are the tokens of the
+    messages of `out`, kept as they change. The list's tokens after."""
     for candidate in candidates:
         if goal is not None and tokens <= goal:
             break
@@ -282,9 +1074,7 @@ def _evict(
         if made is None:
             continue  # the store could not give it back, or the stub would save nothing
         item, stub = made
-        # What the request loses: the result's text and what is not text (an image).
-        was = message_tokens([out[result.index]])
-        set_result_text(out, result, stub, shape)
+        set_result_text(out, result, stub, listing.shape)
         # A live stub keeps its record through gc, for as long as a stub can be in use:
         # until its session ends, or STUB_PIN_AGE after the last compaction that made it.
         kit.store.pin(
@@ -293,15 +1083,18 @@ def _evict(
             session=kit.session,
             until=kit.clock() + STUB_PIN_AGE,
         )
-        tokens -= was - message_tokens([out[result.index]])
+        # What the request loses: the result's text and what is not text (an image).
+        now = message_tokens([out[result.index]])
+        tokens -= sizes[result.index] - now
+        sizes[result.index] = now
         evicted.append(
             Evicted(
                 index=result.index,
                 call_id=result.written_id or result.call_id,  # as the list gives it
                 id=record.id,
                 kind=item.kind,
-                tokens_before=count_tokens(result.text),
-                tokens_after=count_tokens(stub),
+                tokens_before=listing.text_tokens(result),
+                tokens_after=listing.count(stub),
             )
         )
     return tokens

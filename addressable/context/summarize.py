@@ -1,4 +1,19 @@
-"""The default summariser: what a stub keeps of a result, without a model.
+"""The names a stub keeps of a text: URLs, paths and made-up words (snake_case,
+CamelCase, dotted names, dunders, codes, dates), and of those the ones the conversation
+does not show yet (`Known`). Not the ids of records: those are `ids`.
+
+The parts a gist is made of, and how they are joined within a budget of tokens.
+
+A part is whole: a sentence, a value, or a list of values (`Items`). `fit` leaves out a
+part that does not fit rather than cut it, so that no gist ends in a broken fragment.
+
+What the gist of each kind of result is made of: an error, a page, a JSON document, a
+command's output, a search's hits (the kinds are described in `context.summarize`).
+
+Each kind gives its essential parts (the room they need is always given) and the rest
+(kept where there is room); a search gives its whole gist, its hits in rank order.
+
+The default summariser: what a stub keeps of a result, without a model.
 
 Agents reuse what they first saw inside a result (a path from a grep, a reservation id
 from a lookup, a URL from a search), so a stub keeps those. It pays for itself: it takes
@@ -24,17 +39,512 @@ goes to what would otherwise be lost.
 
 from __future__ import annotations
 
+import bisect
 import inspect
 import json
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urljoin
 
 from ..core.errors import ArgumentError
+from ..core.html import read_html
 from ..core.payload import decode_text
 from ..core.records import Record, Report, Status
 from ..core.tokens import count_tokens
-from .gistparts import GIST_FLOOR, fit, part_tokens
-from .gists import error_parts, json_parts, output_parts, page_parts, search_floor, search_gist
-from .identifiers import Known
+
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+PATH = re.compile(
+    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.@+-]+/)+[\w.@+-]+(?::\d+)?|"
+    r"(?<![\w/.-])[\w-]+\.(?:py|pyi|js|ts|tsx|jsx|rs|go|java|kt|c|h|cc|cpp|hpp|"
+    r"rb|php|md|rst|txt|json|ya?ml|toml|cfg|ini|html?|css|sql|sh|lock|xml|csv)"
+    r"(?::\d+)?\b"
+)
+# Words that look made up: snake_case, CamelCase, dotted names, dunders, or letters and
+# digits mixed (booking codes, flight numbers, hashes), dates.
+_IDENT = re.compile(
+    # A UUID, or an id of words and numbers joined by hyphens (ORD-55812, INV-2025-0042)
+    r"(?<![\w-])(?:[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|"
+    r"[A-Za-z]+(?:-[A-Za-z0-9]+)*-\d[A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?![\w-])|"
+    r"(?<!\w)(?:_*[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|__\w+__|_[A-Za-z]\w*|"
+    r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z0-9]*|"
+    r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{5,}|"
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\d{4}-\d\d-\d\d)(?![\w])"
+)
+# A line that says what failed: a test, an error.
+_FAILING = re.compile(
+    r"^[ \t]*(?:FAIL|ERROR|FAILED|ERRORS?)\b[: \t].*$|^[ \t]*[\w.]*(?:Error|Exception)\b:.*$",
+    re.M,
+)
+_DUNDER = re.compile(r"__[A-Za-z]\w*__")
+_CAMEL = re.compile(r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*")
+_NOT_A_NAME = re.compile(r"_+|0x[0-9a-fA-F]+|[0-9a-f]{7,}")  # rules, addresses, hashes
+
+
+@dataclass(frozen=True)
+class Known:
+    """Text the conversation already shows: a value in it is not repeated in a stub,
+    whose room goes to what would otherwise be lost."""
+
+    text: str
+
+    def new(self, value: str) -> bool:
+        """Whether the conversation does not show `value` whole: `feature/login` is new
+        beside `feature/login-v2`, and `usr_12` beside `usr_123`."""
+        return not _shows_whole(self.text, value, _in_value)
+
+    def names(self, text: str, limit: int = 200) -> list[str]:
+        """Identifiers in `text` the conversation does not show yet, most telling
+        first: dunders and CamelCase names (classes, exceptions), then paths and dotted
+        names, then the rest; in each group the most used first. A name that another
+        one holds whole (a file in its path) is left to that one."""
+        found = [n for n in identifiers(text, by_count=True) if self.new(n)][: limit * 2]
+        whole = [n for n in found if not any(n != other and _holds(other, n) for other in found)]
+        return sorted(whole, key=_telling)[:limit]
+
+    def failing(self, text: str) -> list[str]:
+        """The names on lines that say what failed: a failing test, an error."""
+        names: list[str] = []
+        for match in _FAILING.finditer(text):
+            for name in identifiers(match[0]):
+                if name not in names and self.new(name):
+                    names.append(name)
+        return names
+
+
+def _holds(other: str, name: str) -> bool:
+    """Whether `other` holds `name` whole (`src/a.py` holds `a.py`; `usr_123` does not
+    hold `usr_12`)."""
+    return _shows_whole(other, name, _word_char)
+
+
+def _shows_whole(text: str, value: str, goes_on: Callable[[str], bool]) -> bool:
+    """Whether `value` is in `text` with no character either side that `goes_on` says
+    would make it a longer value."""
+    at = text.find(value)
+    while at >= 0:
+        end = at + len(value)
+        if not (at and goes_on(text[at - 1])) and not (end < len(text) and goes_on(text[end])):
+            return True
+        at = text.find(value, at + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _in_value(char: str) -> bool:
+    """Whether `char` would make a value it stands beside longer (`feature/login` in
+    `feature/login-v2`)."""
+    return _word_char(char) or char == "-"
+
+
+def _telling(name: str) -> int:
+    if _DUNDER.fullmatch(name) or _CAMEL.fullmatch(name):
+        return 0
+    if "/" in name or "." in name:
+        return 1
+    if "_" in name or not name.isalnum():
+        return 2
+    return 3  # letters and digits mixed: in an output, more often a hash or a version
+
+
+def identifiers(text: str, by_count: bool = False) -> Iterator[str]:
+    """URLs, paths and made-up words, each once: in order of first appearance, or with
+    `by_count` the most repeated first. A word inside a URL or a path is not repeated."""
+    taken: list[tuple[int, int]] = []  # where URLs and paths are, merged and in order
+    first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for pattern in (_URL, _EMAIL, PATH):
+        # A pattern's own matches never overlap: each is checked against the others'.
+        found = []
+        for match in pattern.finditer(text):
+            if not _within(taken, match.start()):
+                found.append((match.start(), match.end()))
+                _tally(match[0].rstrip(".,;:"), match.start(), first, count)
+        taken = _merged(taken + found)
+    for match in _IDENT.finditer(text):
+        if not _within(taken, match.start()):  # else part of a URL or a path taken whole
+            _tally(match[0].rstrip(".,;:"), match.start(), first, count)
+
+    def rank(value: str) -> tuple[int, int]:
+        return (-count[value] if by_count else 0, first[value])
+
+    yield from sorted(first, key=rank)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` in order, those that overlap made one."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _within(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether `at` is inside one of `spans` (merged, in order)."""
+    i = bisect.bisect_right(spans, (at, math.inf)) - 1
+    return i >= 0 and at < spans[i][1]
+
+
+def _tally(value: str, at: int, first: dict[str, int], count: dict[str, int]) -> None:
+    if len(value) < 4 or len(value) > 120 or _NOT_A_NAME.fullmatch(value):
+        return
+    first.setdefault(value, at)
+    count[value] = count.get(value, 0) + 1
+
+
+GIST_FLOOR = 12  # tokens a gist may take besides its essential values, at least (JSON: none)
+
+# A terminal's escape sequences: CSI (colours, cursor moves, also with the 8-bit
+# introducer), OSC (window titles, hyperlinks: up to BEL or ST), DCS/SOS/PM/APC strings,
+# and the two-character ones. Their text is never shown, so a stub leaves it out.
+ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+# C0 and C1 controls besides the whitespace ones (tab, line ends: `str.split` takes those).
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+
+
+def plain(text: str) -> str:
+    """`text` without escape sequences and control characters, its whitespace (tabs,
+    line ends) kept: what a terminal would show of it, as text a stub can hold."""
+    if text.isprintable():
+        return text  # the common case: nothing to take out
+    return _CONTROL.sub("", ESCAPE.sub("", text))
+
+
+def one_line(text: str) -> str:
+    """`text` as plain text on one line, its runs of whitespace one space each."""
+    return " ".join(plain(text).split())
+
+
+@dataclass(frozen=True)
+class Items:
+    """A part that is a list: `head` then values joined by `sep`. When it does not fit,
+    it loses values from its end (never fewer than `least`) rather than being cut; when
+    even its first values do not fit, it keeps, in order, the values that do."""
+
+    head: str
+    values: Sequence[str]
+    sep: str = ","
+    least: int = 1
+
+    def text(self, n: int | None = None) -> str:
+        return self.head + self.sep.join(self.values[: len(self.values) if n is None else n])
+
+
+Part = str | Items
+
+
+def part_tokens(part: Part) -> int:
+    """The tokens `part` takes in a gist, its separator included."""
+    return count_tokens((part.text() if isinstance(part, Items) else part) + "; ")
+
+
+def fit(parts: Iterable[Part], budget: int, sep: str = "; ") -> str:
+    """Join `parts`, in order, within `budget` tokens. A part that does not fit is left
+    out (an `Items` part first loses values from its end), and later, smaller parts
+    still get their chance: no part is ever cut in the middle."""
+    kept: list[str] = []
+    used = 0
+    for part in parts:
+        if isinstance(part, Items):
+            values = list(part.values)
+            n = len(values)
+            text = part.text(n)
+            cost = count_tokens(text + sep)
+            if used + cost > budget and n > part.least:
+                # Drop values from the end: estimate, then step until it fits.
+                n = max(part.least, min(n - 1, int(n * (budget - used) / max(1, cost))))
+                text = part.text(n)
+                cost = count_tokens(text + sep)
+                while used + cost > budget and n > part.least:
+                    n -= 1
+                    text = part.text(n)
+                    cost = count_tokens(text + sep)
+            if used + cost > budget and n == part.least:
+                # Even its first values do not fit: keep, in order, those that do.
+                chosen: list[str] = []
+                for value in values:
+                    trial = part.head + part.sep.join([*chosen, value])
+                    if used + count_tokens(trial + sep) <= budget:
+                        chosen.append(value)
+                if chosen:
+                    text = part.head + part.sep.join(chosen)
+                    cost = count_tokens(text + sep)
+            if not values or not text.strip():
+                continue
+        else:
+            text = part.strip()
+            if not text:
+                continue
+            cost = count_tokens(text + sep)
+        if used + cost > budget:
+            continue
+        kept.append(text)
+        used += cost
+    joined = ""
+    for text in kept:
+        # After a sentence that ends with its own stop, a space is enough.
+        joined += (" " if joined.endswith((".", "!", "?")) else sep) + text if joined else text
+    return joined
+
+
+SEARCH_HITS = 3  # hits of a search whose URL a stub always keeps
+NAMED = 8  # names of what failed (tests, errors) an output's stub always keeps
+MAX_VALUE = 48  # characters: a longer value is prose, not something a call passes back
+
+_ANSI = re.compile(r"\[(?:\d+;)*\d+m")  # colours with their ESC lost (`plain` takes the others)
+_RULE = re.compile(r"[=\-_*#~]{4,}")  # a ruled line's decoration
+# A value that names one thing: letters and digits together (booking codes, user ids).
+_ID_VALUE = re.compile(r"(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[\w.-]{5,}")
+_ID_FIELD = re.compile(r"(^|_)(id|ids|code|number|no|key|sku)$", re.I)
+_KEY_FIELDS = re.compile(
+    r"(^|_)(id|ids|code|number|no|name|title|email|status|state|amount|"
+    r"price|total|balance|date|time|url|path|type|origin|destination|dob|"
+    r"flight|reservation|order|invoice|user|account|sku|key)$",
+    re.I,
+)
+_DATE = re.compile(r"\d{4}-\d\d-\d\d")
+# Words whose stop is an abbreviation's, not a sentence's end ("Dr. Smith", "approx. 10").
+_ABBREVIATIONS = (
+    *("e.g", "i.e", "etc", "vs", "cf", "al", "approx", "ca", "no", "nos", "vol", "fig"),
+    *("dept", "est", "mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "mt"),
+    *("mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"),
+    *("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
+)
+_NOT_AN_END = "".join(rf"(?<!\b(?i:{re.escape(word)}))" for word in _ABBREVIATIONS)
+_NOT_AFTER_ONE = "".join(rf"(?<!\b(?i:{re.escape(word)})\. )" for word in _ABBREVIATIONS)
+# A sentence: from the start of a line or after a stop, up to a stop that ends it: not an
+# abbreviation's (above, a single capital's, one within a word like "p.m." or "U.S."),
+# nor one a lowercase word follows.
+_SENTENCE = re.compile(
+    rf"(?:(?<![^\n])|(?<=[.!?] )(?<!\b[A-Z]\. ){_NOT_AFTER_ONE})[A-Z][^\n]{{15,}}?"
+    rf"{_NOT_AN_END}(?<!\b[A-Z])(?<!\.[A-Za-z])[.!?](?=\s*$|\n|[ \t]+[^a-z \t])"
+)
+# The last line of an output is kept when it says how the command ended.
+_ENDING = re.compile(
+    r"error|exception|traceback|fail|passed|\bok\b|warning|denied|not found|no such|"
+    r"invalid|refused|timed? ?out|killed|abort|success|done|finished|\d+ (?:tests?|items?)",
+    re.I,
+)
+_WRAPPER = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")  # a line that is only a tag
+_RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^\[exit (-?\d+)\]$", re.M)
+
+
+def error_parts(record: Record, text: str, known: Known) -> tuple[list[Part], list[Part]]:
+    """A failed call: its first line of error, then the names in its text."""
+    lines = [line.strip() for line in plain(record.error or text).strip().splitlines()]
+    first = next((line for line in lines if line), "failed")
+    if not first.lower().startswith("error"):
+        first = f"error: {first}"
+    names = known.names(text, limit=24)
+    return [first], [Items("", names, " ")] if names else []
+
+
+def page_parts(text: str, base: str, spare: int, known: Known) -> tuple[list[Part], list[Part]]:
+    """A page: its title and first sentence, then the pages it links to and its names."""
+    page = read_html(text)
+    title = page.title
+    # One line for each block, its whitespace (tabs, no-break spaces) collapsed.
+    lines = (" ".join(line.split()) for line in page.text.splitlines())
+    body = "\n".join(line for line in lines if line)
+    sentence = next(
+        (s.strip() for s in _SENTENCE.findall(body) if s.strip() != title and len(s.split()) >= 4),
+        "",
+    )
+    # The title and the first sentence together, or the title alone when the
+    # sentence would take more than half the room left for the rest.
+    head = f'"{title}"' if title else ""
+    if sentence and count_tokens(f"{head}: {sentence}") - part_tokens(head) <= spare // 2:
+        head = f"{head}: {sentence}" if head else sentence
+    links = [u for u in _links(page.links, base) if known.new(u)]
+    names = [n for n in known.names(body, limit=24) if not n.startswith("file:")]
+    rest: list[Part] = []
+    if links:
+        rest.append(Items("links: ", links[:12], " "))
+    if names:
+        rest.append(Items("", names, " "))
+    return [head] if head else [], rest
+
+
+def json_parts(data: Any, known: Known) -> tuple[list[Part], list[Part]]:
+    """A JSON document: the ids, codes and dates it holds, then its other key fields."""
+    groups: dict[str, dict[str, None]] = {}  # each field's values, once each, in order
+    rank: dict[str, int] = {}
+    for path, value in _leaves(data):
+        if value in ("", None) or isinstance(value, bool):
+            continue
+        name = _field(path)
+        # A Python literal's values may be no JSON (bytes, a set): shown as Python does.
+        shown = value if isinstance(value, str) else json.dumps(value, default=repr)
+        if len(shown) > MAX_VALUE or "\n" in shown:
+            continue
+        groups.setdefault(name, {})[shown] = None
+        rank[name] = min(rank.get(name, 3), _priority(name, value))
+    essential: list[Part] = [f"{len(data)} items"] if isinstance(data, list) else []
+    rest: list[Part] = []
+    for name, values in sorted(groups.items(), key=lambda item: rank[item[0]]):
+        fresh = [v for v in values if len(v) < 6 or known.new(v)]
+        if not fresh or (rank[name] == 2 and len(fresh) < len(values)):
+            continue
+        (essential if rank[name] == 0 else rest).append(Items(f"{name}=", fresh))
+    return essential, rest
+
+
+def output_parts(
+    record: Record, text: str, size: int, known: Known
+) -> tuple[list[Part], list[Part]]:
+    """A command's output: how it ended, what failed, the paths it lists; then its
+    other names."""
+    exit_code = record.meta.get(Report.EXIT_CODE)
+    if not isinstance(exit_code, int) and (m := _RETURN_CODE.search(text)):
+        exit_code = int(m[1] or m[2])
+    body = _ANSI.sub("", plain(_RETURN_CODE.sub("", text)))
+    lines = [
+        line.strip() for line in body.splitlines() if line.strip() and not _WRAPPER.match(line)
+    ]
+    head: list[Part] = [f"exit {exit_code}"] if isinstance(exit_code, int) else []
+    if not lines:
+        return [*head, "no output"], []
+    last = _RULE.sub(" ", lines[-1]).strip()
+    names = known.names(body)
+    if len(lines) == 1 and len(last) <= 160:
+        rest = [n for n in names if n not in last]
+        return [*(head if exit_code else []), last], [Items("", rest, " ")] if rest else []
+    ending = len(last) <= 160 and (bool(_ENDING.search(last)) or exit_code not in (None, 0))
+    essential: list[Part] = [*head, *([f"last: {last}"] if ending else [])]
+    # The names of what failed (tests, errors) are what a next step acts on.
+    failing = [n for n in known.failing(body) if n not in last][:NAMED]
+    # An output that lists paths (find, ls, grep -n, a compiler's errors), a path at
+    # the start of each line: its paths are its values.
+    leading = [m[0] for m in map(PATH.match, lines) if m]
+    listed = list(dict.fromkeys(p for p in leading if known.new(p)))
+    named = set(failing)  # what `failing` holds, looked up in one step on long outputs
+    if len(leading) * 2 >= len(lines):
+        room = max(GIST_FLOOR, size // 3)  # a third of the list at most
+        for path in listed:
+            room -= count_tokens(f" {path}")
+            if room < 0:
+                break
+            if path not in named:
+                failing.append(path)
+                named.add(path)
+    if failing:
+        essential.append(Items("", failing, " "))
+    rest = [n for n in names if n not in named and not (ending and n in last)]
+    if exit_code == 0 and (len(essential) > 1 or rest):
+        essential = essential[1:]  # "exit 0": success goes without saying
+    return essential, [Items("", rest, " ")] if rest else []
+
+
+def search_gist(data: dict[str, Any], budget: int) -> str:
+    """The query, then the hits in rank order: the first `SEARCH_HITS` URLs always,
+    their titles where there is room (best hit first), then more hits while room is
+    left. No hits is a negative finding: it says so."""
+    query = json.dumps(str(data.get("query", "")), ensure_ascii=False)
+    hits = [h for h in data.get("hits") or [] if isinstance(h, dict)]
+    if not hits:
+        return f"no hits for {query} ({data.get('backend', '?')})"
+    urls = [_hit_url(h) for h in hits]
+    titles = [" ".join(str(h.get("title", "")).split()) for h in hits]
+
+    def line(shown: int, titled: int) -> str:
+        parts = [
+            f"{titles[i]} <{urls[i]}>" if i < titled and titles[i] else urls[i]
+            for i in range(shown)
+        ]
+        return f"{query}, {len(hits)} hits: " + "; ".join(parts)
+
+    least = min(SEARCH_HITS, len(hits))
+    best = line(least, 0)
+    titled = 0
+    while titled < least and count_tokens(line(least, titled + 1)) <= budget:
+        titled += 1
+        best = line(least, titled)
+    shown = least
+    while titled == least and shown < len(hits):
+        more = line(shown + 1, titled) if count_tokens(line(shown + 1, titled)) <= budget else ""
+        if not more:
+            break
+        shown += 1
+        best = more
+    return best
+
+
+def search_floor(data: Any) -> int:
+    """Tokens a search's claim needs at least: its query and the first hits' URLs."""
+    if not isinstance(data, dict):
+        return 0
+    hits = [h for h in data.get("hits") or [] if isinstance(h, dict)][:SEARCH_HITS]
+    query = json.dumps(str(data.get("query", "")), ensure_ascii=False)
+    return count_tokens(f"{query}, 10 hits: " + "; ".join(_hit_url(h) for h in hits))
+
+
+def _hit_url(hit: dict[str, Any]) -> str:
+    """A hit's URL: some search APIs call it `link`."""
+    return str(hit.get("url") or hit.get("link") or "").strip()
+
+
+def _links(hrefs: Iterable[str], base: str) -> list[str]:
+    """The pages a page links to, as absolute URLs without fragments, each once, in
+    order: the URLs a next call would fetch."""
+    found: dict[str, None] = {}
+    for href in hrefs:
+        url = urljoin(base, href.strip()) if base else href
+        url = url.split("#", 1)[0]
+        if url.startswith(("http://", "https://")) and url != base:
+            found.setdefault(url)
+    return list(found)
+
+
+def _field(path: str) -> str:
+    """The name a JSON leaf goes by: its key, with its parent's where the key alone
+    says little (`prices.economy` rather than `economy`)."""
+    steps = [re.sub(r"\[\d+\]", "", s) for s in path.split(".") if s]
+    steps = [s for s in steps if s]
+    if not steps:
+        return "value"
+    name = steps[-1]
+    if len(steps) > 1 and not _KEY_FIELDS.search(name) and not _ID_VALUE.fullmatch(steps[-2]):
+        return f"{steps[-2]}.{name}"
+    return name
+
+
+def _priority(name: str, value: Any) -> int:
+    """0: ids and codes (what later calls pass back); 1: other key fields (dates,
+    amounts, statuses, names); 2: the rest."""
+    leaf = name.rsplit(".", 1)[-1]
+    if _ID_FIELD.search(leaf):
+        return 0
+    if isinstance(value, str) and (_ID_VALUE.fullmatch(value) or _DATE.fullmatch(value)):
+        return 0
+    if _KEY_FIELDS.search(leaf):
+        return 1
+    return 2
+
+
+def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
 
 DEFAULT_BUDGET = 120  # tokens a whole stub may take, at most
 MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them

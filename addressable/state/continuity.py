@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from ..context.evict import evict
+from ..context.stubs import evict
 from ..core.credentials import redact_urls
 from ..core.errors import (
     AddressableError,
@@ -220,8 +220,9 @@ def recover(kit: Continuity, session: str | None = None) -> Recovery:
 
     The newest is the one saved last: a document saved again (the work went back to an
     earlier position) is the same record seen again. The store keeps which was saved
-    last; a store that does not (one an earlier version wrote) orders checkpoints by
-    their latest sighting, and those seen last at the same instant by their first."""
+    last; where it does not know (checkpoints imported from a bundle, which carries no
+    such mark), checkpoints are ordered by their latest sighting, and those seen last at
+    the same instant by their first."""
     key = f"checkpoint:{session or kit.session}"
     saved = list(kit.store.records(tool=CHECKPOINT_TOOL, key=key))
     if not saved:

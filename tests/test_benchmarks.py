@@ -30,11 +30,27 @@ def test_overhead_benchmark_writes_its_figures(tmp_path: Path) -> None:
     proc, figures = run_quick("overhead.py", tmp_path / "overhead.json")
     assert [r["size_bytes"] for r in figures["results"]] == [1 << 10, 10 << 10, 100 << 10, 1 << 20]
     for r in figures["results"]:
-        for part in ("floor", "tuned_floor", "wrapped", "replay"):
+        for part in ("floor", "tuned_floor", "wrapped", "replay", "get_and_hash"):
             assert 0 < r[part]["p10_us"] <= r[part]["median_us"] <= r[part]["p90_us"]
         pooled = r["wrapped"]["median_us"] / r["floor"]["median_us"]
         assert 0.5 * pooled < r["ratio"] < 2 * pooled  # a median of rounds, near the pooled one
         assert r["label"] in proc.stdout
+
+
+def test_startup_benchmark_times_every_command_and_writes_its_ratios(tmp_path: Path) -> None:
+    proc, figures = run_quick("startup.py", tmp_path / "startup.json")
+    seconds = figures["seconds"]
+    assert set(seconds) == {"python", "dependencies", "import", "version", "ls"}
+    for row in seconds.values():
+        assert 0 < row["min"] <= row["median"] <= row["max"]
+    ratios = figures["ratios"]
+    assert ratios["version / python"] == pytest.approx(
+        seconds["version"]["median"] / seconds["python"]["median"]
+    )
+    assert ratios["ls / dependencies"] == pytest.approx(
+        seconds["ls"]["median"] / seconds["dependencies"]["median"]
+    )
+    assert "version / python" in proc.stdout
 
 
 def test_compaction_speed_benchmark_writes_its_figures(tmp_path: Path) -> None:

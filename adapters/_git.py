@@ -2,25 +2,12 @@
 
 Every git the project starts runs through `git_lines`, and in a repository through
 `_run` (the one other, `shell.launchers`' list of git's own commands, runs in `/`,
-reading no repository). The repository it reads may have been written by the model (a
-`.git/config`, a hook, a `.gitattributes`, a branch file), so git runs so that nothing
-there can start a program, and without the parent's secrets:
-
-- the environment is the allow-list Shell passes by default, plus the settings below;
-  no other variable of the parent reaches git;
-- no system or global configuration (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL`);
-- command-line configuration, which wins over any file git reads (includes too), turns
-  off what the repository could make run: the fsmonitor hook, hooks, pagers, editors,
-  ssh and askpass programs, credential helpers; a bare repository is not discovered;
-- no transport at all (`GIT_ALLOW_PROTOCOL` lists none, which a repository's
-  `protocol.<name>.allow` cannot reopen; `GIT_NO_LAZY_FETCH` where git knows it): a
-  partial clone cannot fetch a missing object through a remote it names;
-- no optional locks, so no index write and no hook that follows one;
-- only `rev-parse`, which reads configuration, refs and objects and never the index or
-  the working tree: no fsmonitor, no clean or smudge filter, no diff (so no external
-  diff or textconv). Adding a subcommand means checking what it can run. Whether a
-  file is clean is decided here by hashing its bytes as a git blob and comparing with
-  the blob `HEAD:path` names (rather than with `git status`, which runs filters).
+reading no repository). The repository may have been written by the model, so git runs
+with an allow-listed environment, no system or global configuration, every setting by
+which a repository makes git start a program switched off, no transport, no optional
+locks, and only `rev-parse`: adding a subcommand means checking what it can run. A file
+is clean when its bytes, hashed as a git blob, are the blob `HEAD:path` names. The rules
+and their reasons: docs/security.md, "The git the library runs".
 """
 
 from __future__ import annotations

@@ -1,34 +1,14 @@
 """How Fetch and Api send a call: one exchange, with every redirect followed by hand so
 that credentials stay with their origin, and an overall deadline.
 
-Credentials are the identity's headers and every secret value the toolkit resolved.
-They go with a redirect only while the chain has stayed on the origin of the first
-request; from the first hop to another origin (scheme, host or port differ) to the end
-of the chain, every identity header is removed, and so is any header or query parameter
-holding a secret value, and a client given with an `auth` of its own sends it no more.
-A redirect whose URL would still carry one (in its path, say) is not followed: the
-redirect itself is the answer.
-
-The deadline bounds the whole call, redirects and body included. A response is read in
-chunks and the deadline checked between them; each request's timeouts are cut to the
-time left; and the sync clients the adapters make themselves cut every socket read and
-write to the time left (`_clients.DeadlineTransport`), so that a server trickling even
-its headers cannot hold a call. An async call runs under `asyncio.timeout`.
-
-A body is decoded here, not by the client, so that a small compressed answer cannot
-become a large one in memory: only gzip and deflate are asked for (`ACCEPTED`, sent as
-`Accept-Encoding`), and each layer of them (`gzip, gzip` included, up to `MOST_LAYERS`)
-gives at most `STEP` bytes a step, so the caller's limit stops the reading within a
-step of it. An answer in an encoding that cannot be decoded so (br, zstd, compress) is
-a `BadAnswer`, not read.
-
-Cookies are a call's own: the clients the adapters make keep none, and a cookie in the
-jar of a client given is never sent. While the chain stays on its first origin, a
-request carries the Cookie header its identity names and the cookies the chain itself
-was given (a login that sets one and redirects); once it leaves, neither goes further,
-as no header of the identity does. None goes with a call as another identity.
-
-A client is an httpx client or an httpx2 one (`_clients`).
+Credentials (the identity's headers and every secret value the toolkit resolved) are
+dropped for the rest of the chain once a redirect leaves the first request's origin,
+and a redirect that would still carry one is itself the answer. The deadline bounds
+the whole call: a response is read in chunks, each request's timeouts are cut to the
+time left, and so is every socket read and write of the clients the adapters make
+(`_clients.DeadlineTransport`). A body is decoded here, gzip and deflate only, `STEP`
+bytes a step. Cookies are a call's own. The rules and their reasons: docs/security.md,
+"Fetch and Api". A client is an httpx client or an httpx2 one (`_clients`).
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """Paths under a root, opened without following symlinks, and the folder trees below
 them walked.
 
-Where the platform opens relative to a folder's fd (Linux, macOS), a path is opened a name
-at a time from the root's fd, following no symlink: a folder swapped for a symlink after
-the path was checked fails the call instead of leading out of the root. Elsewhere
-(Windows) the full path is used. The paths given are relative to the root, `/`-separated
-and already checked to stay in it; `.` is the root itself.
-
-A folder tree is listed and removed however deep, one folder open at a time a level,
-never through a symlink: iteratively, not recursively, so that a tree deeper than
-Python's stack (one a model made by moving folders into each other) is walked like any
-other.
+Where the platform opens relative to a folder's fd (Linux, macOS), a path is opened a
+name at a time from the root's fd, following no symlink; elsewhere (Windows) the full
+path is used. The paths given are relative to the root, `/`-separated and already
+checked to stay in it; `.` is the root itself. A folder tree is listed and removed
+iteratively, one folder open a level, never through a symlink. Why: docs/security.md,
+"Files and Memory".
 """
 
 from __future__ import annotations

@@ -113,29 +113,19 @@ class Scope(CheckedModel):
 
 
 class Api(Adapter):
-    """JSON APIs over httpx, as named identities whose credentials are secret references.
+    """JSON APIs over httpx, as named identities whose credentials are secret
+    references, within a `Scope`; writes are Actions (their outcomes: see the module).
 
-    Secret references (``secret:env:NAME``) are resolved in the headers of
-    `identities`, which the user writes. In a URL they are resolved only for the names
-    in `allow_secrets`, and only when the adapter is called from code (``api.get``,
-    ``api.write``, a re-run of such a record): a reference in a model's arguments
-    (`kit.handle`) is never resolved. A call with a reference it may not resolve raises
-    `ScopeError` naming it, sends nothing and is not recorded. A URL that does not
-    parse, or parses two ways, is an `ArgumentError` likewise; credentials written in a
-    URL are sent, and kept redacted. A model authenticates only by naming an identity:
-    a URL it writes with a user name or password (which the HTTP client would send in
-    place of the identity's Authorization header) is a `ScopeError`, and nothing is
-    sent.
-
-    Redirects are followed only if the `client` given follows them
-    (``follow_redirects=True``), and never to an origin outside the scope (the redirect
-    is then the answer). The identity's headers go with a redirect only while it stays
-    on the origin of the URL asked for, and no secret value follows one elsewhere.
-    `timeout` bounds each connect and read, `deadline` the whole call (with a `client`
-    you pass, checked between redirects and between chunks of the body only). An answer
-    over `max_bytes` is not read past the limit: a read raises `ResponseTooLarge` (and
-    is recorded as an error); a write is recorded with the outcome its status gives,
-    without the body.
+    Secret references (``secret:env:NAME``) are resolved in the headers of `identities`,
+    and in a URL only for the names in `allow_secrets` when the adapter is called from
+    code. A call outside the scope, a reference it may not resolve, or a URL from a
+    model with a user name or password in it is a `ScopeError`, and a URL that does not
+    parse one way an `ArgumentError`; nothing is then sent or recorded. Redirects are
+    followed only if the `client` given follows them, and never out of the scope.
+    `timeout` bounds each connect and read, `deadline` the whole call. An answer over
+    `max_bytes` is not read past it: a read raises `ResponseTooLarge`; a write is
+    recorded with the outcome its status gives. What it refuses and why:
+    docs/security.md, "Fetch and Api".
     """
 
     name = "api"

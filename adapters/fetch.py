@@ -40,33 +40,19 @@ _CAUGHT: tuple[type[Exception], ...] = (*_FAILURES, ResponseTooLarge, BadAnswer)
 
 class Fetch(Adapter):
     """HTTP GET through httpx (or an httpx2 client given), recorded as a deterministic
-    result keyed by its URL.
+    result keyed by its URL (and identity).
 
     The exact bytes are stored; the model is shown readable text (HTML made Markdown
-    with the `html` extra). Redirects are followed and the final URL recorded; the
-    identity's headers go with a redirect only while it stays on the origin of the URL
-    asked for, and no secret value follows one to another origin. A 4xx or 5xx is a
-    result with status error; a timeout, a connection failure or a call still running
-    after `deadline` seconds (`ad.DeadlineExceeded`; `timeout` bounds each connect and
-    read, `deadline` the whole call) is recorded and raised. `kit.replay(id,
-    verify=True)` revalidates with the stored ETag or Last-Modified: a 304 is recorded
-    as a new observation of the same result.
+    with the `html` extra). Redirects are followed and the final URL recorded. A 4xx or
+    5xx is a result with status error; a timeout, a connection failure or a call still
+    running after `deadline` seconds (`ad.DeadlineExceeded`; `timeout` bounds each
+    connect and read) is recorded and raised. `replay(id, verify=True)` revalidates with
+    the stored ETag or Last-Modified: a 304 is a new observation of the same result.
 
-    Secret references (``secret:env:NAME``) are resolved in the headers of
-    `identities`, which the user writes. In a URL they are resolved only for the names
-    in `allow_secrets`, and only when the adapter is called from code (``fetch(url)``,
-    ``aget``, a re-run of such a record): a reference in a model's arguments
-    (`kit.handle`) is never resolved. A call with a reference it may not resolve raises
-    `ScopeError` naming it, sends nothing and is not recorded (nothing was observed).
-    A URL that does not parse, or that Python and the HTTP client would read as
-    different hosts or ports, is an `ArgumentError` before anything is sent. The URL
-    goes out as written, but it is kept (arguments, key, final URL, redirects, errors)
-    with the credentials written in it redacted (see `_urls.redact_url`).
-
-    The deadline holds against a server that trickles its answer: with the clients the
-    adapter makes, every socket read is cut to the time left. With a sync `client` you
-    pass, it is checked between redirects and between chunks of the body, so a server
-    trickling its headers is held back only by that client's read timeout.
+    `secret:env:NAME` is resolved in the headers of `identities`, and in a URL only for
+    the names in `allow_secrets` when called from code: else a `ScopeError`, and a URL
+    that does not parse one way is an `ArgumentError`; nothing is then sent or recorded.
+    What it refuses and why: docs/security.md, "Fetch and Api".
     """
 
     name = "fetch"

@@ -28,15 +28,11 @@ class Files(Adapter):
     """Reads and writes files under `root`; paths that leave it raise `ScopeError`.
 
     A read is deterministic, keyed `path@commit` when the bytes read are those HEAD
-    holds at that path in git, else `path#<blake3>`; the git that checks this runs no
-    program the repository names and sees none of the parent's environment. Only regular
-    files are read (a folder, FIFO, socket or device is refused without opening it for
-    long). A write is an Action, written atomically (so it either happened or did not),
-    whose record also names the artifact: the path and the revision written; a new file
-    is made 0600 (less the umask), a file rewritten keeps its permissions. A file over
-    `max_bytes` (10 MB) is neither read nor written (`ScopeError`). Each path
-    is opened a name at a time from the root without following symlinks, so a symlink
-    swapped in after the check cannot lead out of the root.
+    holds at that path in git, else `path#<blake3>`. A write is an Action, written
+    atomically, whose record also names the artifact: the path and the revision written;
+    a new file is made 0600 (less the umask), a file rewritten keeps its permissions. A
+    file over `max_bytes` (10 MB) is neither read nor written (`ScopeError`). What it
+    refuses and why: docs/security.md, "Files and Memory".
     """
 
     name = "files"

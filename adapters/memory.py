@@ -4,24 +4,13 @@ The model names files under ``/memories``; they live in the adapter's root folde
 `view` is a Reference keyed ``memory:/memories/path@rev`` (rev: the first 12 hex
 characters of the content's blake3), so each revision has an address of its own;
 `create`, `str_replace`, `insert`, `delete` and `rename` are Actions whose records name
-the revision they wrote. A path that leaves the root raises `ScopeError`.
-
-Arguments are checked before anything runs or is recorded, from a model or from Python
-alike: their types, those the command needs, the paths (`ScopeError` outside the root,
-`ArgumentError` for a NUL, a lone surrogate or a name too long), `view_range`. A command
-the files as they are make impossible (no such file, `old_str` not found once) is an
-Action `not_applied`, and so is one that fails having changed nothing (the folders a
-write or rename made for it are removed again); a folder `delete` that fails after
-removing part of it is `unknown`. Files are written whole, through a temporary file and a
-rename: a file rewritten keeps its permissions, a new one is made 0666 less the umask.
-A rename into the folder it moves is refused, and so is a path that would be more than
-`MAX_DEPTH` (64) names deep. A file over `max_bytes` (10 MB) is not read: viewing or
-editing it raises `ScopeError`, and a folder's revision stands for it by its size and
-time of change. Nor is one written: a text argument that large is refused before it is
-recorded, and an edit that would grow a file past it is not applied. `delete` and
-`rename` act on the name given: a symlink is removed or moved, not what it names. Each
-path is opened a name at a time from the root without following symlinks, so a symlink
-swapped in after the check cannot lead a command out of the root.
+the revision they wrote. A command the files as they are make impossible (no such file,
+`old_str` not found once) is an Action `not_applied`. Arguments are checked before
+anything runs or is recorded: a path outside the root, or a file over `max_bytes`
+(10 MB), raises `ScopeError` (a folder's revision stands for such a file by its size and
+time of change); a malformed argument raises `ArgumentError`. A file is written whole:
+one rewritten keeps its permissions, a new one is made 0666 less the umask. What it
+refuses and why: docs/security.md, "Files and Memory".
 """
 
 from __future__ import annotations

@@ -7,49 +7,13 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 import addressable as ad
-
-from .httpserver import LocalServer
-
-
-class FakeClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, start: datetime | None = None) -> None:
-        self.now = start or datetime(2026, 3, 11, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **kwargs: float) -> None:
-        self.now += timedelta(**kwargs)
-
-
-def put_two_sharing_a_prefix(
-    store: ad.Store, when: datetime, session: str | None = None
-) -> tuple[str, str]:
-    """Store two records whose ids share the prefix abcdef, seen in `session`; returns
-    their ids."""
-    ids = ("abcdef0000000001", "abcdef0000000002")
-    base = ad.Record(
-        id=ids[0],
-        tool="t",
-        args={},
-        determinism="deterministic",
-        content_hash=ad.ids.content_hash(b"p"),
-        size=1,
-        media_type="text/plain",
-        observed_at=when,
-        session=session,
-    )
-    store.put(base, b"p")
-    store.put(base.model_copy(update={"id": ids[1]}), b"p")
-    return ids
+from tests.helpers import SECRET_VALUES, FakeClock, assert_no_secrets
+from tests.helpers.httpserver import LocalServer
 
 
 @pytest.fixture
@@ -113,10 +77,6 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ad.Store]:
     s.close()
 
 
-# Every credential a test hands to the toolkit, so that the stores can be searched for it.
-SECRET_VALUES: set[str] = set()
-
-
 @pytest.fixture
 def secret_env(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], str]:
     """Set an environment variable to a fresh credential and remember its value."""
@@ -128,15 +88,6 @@ def secret_env(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], str]:
         return value
 
     return make
-
-
-def assert_no_secrets(folder: Path) -> None:
-    """No credential any test used appears in the bytes of any file under `folder`."""
-    for file in folder.rglob("*"):
-        if file.is_file():
-            data = file.read_bytes()
-            leaked = [v for v in SECRET_VALUES if v.encode() in data]
-            assert not leaked, f"{file} holds a credential"
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ HIT_TOOL = "search_hit"
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100  # the most hits one search may ask for
 # Characters a query may have: a search engine's own limit is near this, and a local
-# index's time grows with the words of a query (a 1 MB one took 100 s).
+# index's time grows with the words of a query.
 MAX_QUERY = 2000
 DEFAULT_REUSE = timedelta(hours=1)  # an identical query this recent is served from the store
 

@@ -18,8 +18,8 @@ from .hits import Hit
 _WEIGHTS = (0.0, 5.0, 1.0)
 _SNIPPET_TOKENS = 24  # words around the matches in a snippet
 # FTS5's snippet() weighs every match against every other and against every sentence
-# before it (a document of 80,000 matches took 40 s), so a document matched more than
-# this is snippeted from a part around its first match, not whole.
+# before it, so a document matched more than this is snippeted from a part around its
+# first match, not whole.
 _MOST_MATCHES = 2000  # phrase matches snippet() weighs in one document, at most
 _MOST_WORK = 128 << 20  # matches times characters snippet() goes through, at most
 _CHUNK = 1_024  # characters of a document in one part: the part is three of them

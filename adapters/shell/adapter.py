@@ -34,55 +34,20 @@ _SHOWN = 60  # characters of a program's name, or of a value, an error shows
 
 
 class Shell(Adapter):
-    """Runs commands with a timeout, a working directory and an allow-list of
-    environment variables; no shell unless asked.
+    """Runs a model's commands as programs, with a timeout, a working folder and an
+    allow-list of environment variables; no shell unless `allow_shell=True`.
 
-    Which programs a model may run: with `allow=("git", "ls", ...)`, only those, named
-    exactly so as the command's first word (`/bin/ls` is refused unless `/bin/ls` itself
-    is allowed); they are listed in the tool description the model sees. With
-    `allow=None` (the default, kept for compatibility) any program on PATH runs, except,
-    unless `allow_shell` is set, a shell or a command runner (`RUNNERS`: sh, bash, env,
-    xargs, sudo, timeout, ...) by name or path. That refusal is not a boundary: many
-    ordinary programs run others (`python3 -c`, awk's `system`); only `allow` bounds
-    what a model can make run. Either way, the options by which find, fd, rg, git, tar,
-    sort, rsync, zip and go start a program are checked too (see `launchers`): the
-    program such an option names must be one the model may run, a command line a shell
-    runs (`tar -I`, `zip -TT`) must be plain words, and what no check can read
-    (`tar --to-command`, `git -c`, `git rebase -x`, a `git config` that sets a value, a
-    git alias) is refused. These checks stop the direct routes only. A program that
-    interprets code (python, awk, sed, make, go) runs what it is given, and git runs the
-    hooks of the repository it works in and the programs its config names
-    (`core.fsmonitor`, filters): allowing git, or any program that writes files in a
-    repository (git itself, find, tar, cp), allows the code a model can put there. A
-    program not allowed is refused with `ScopeError`; an empty command, an unclosed
-    quote or a NUL byte with `ArgumentError`. Nothing runs and nothing is recorded for a
-    refused command.
-    `allow_shell=True` runs the model's command through `/bin/sh` and cannot be combined
-    with `allow` (a shell's first word bounds nothing).
+    `allow=("git", "ls", ...)` names the programs a command may start; with `allow=None`
+    (the default) any runs but a shell or a command runner (`RUNNERS`). The options by
+    which a program starts another are held to the same rule (`launchers`). A program
+    reads the values of `env=`: give it a secret only if the model may read it.
 
-    A program the model may run can read the environment it is given: every variable
-    of `env_allow`, and every value of `env=`, secrets resolved from `secret:env:NAME`
-    included. Masking hides a resolved secret only in the forms it knows (plain and a few
-    escapes), not after the program encodes it (`printenv TOKEN | base64`, `od`): give
-    `env=` a secret only if the model may read it.
-
-    Output (stdout, stderr and the exit code) is stored as the text the model sees.
-    A command is a Claim (nondeterministic) unless it is declared pure, or reads
-    git-tracked content at a commit (`git show REV:path`, or a `cat` whose output is
-    the file's blob at HEAD: keyed `path@commit`); a command declared as writing is an
-    Action. `pure=` and `writes=` are prefixes of the command's words as they run
-    (`'rm'  x` is `rm x`). The git the adapter runs by itself to compute such keys runs
-    no program the repository names and sees only `DEFAULT_ENV`; the model's own command
-    runs as given, with this adapter's environment, and reads nothing (its input is
-    empty).
-
-    A call ends within its timeout (and a moment's grace to read what was left): the
-    program's process group is then stopped, and its pipes closed even if a descendant
-    that left the group still holds them. A timeout is recorded with the output so far.
-    Output over `max_bytes` (stdout and stderr together) stops the program too and is
-    not kept: a Claim is recorded as an error and `ResponseTooLarge` raised, as Files
-    and Fetch do; a write is recorded with its outcome unknown, as for any write that
-    was stopped.
+    Output (stdout, stderr and the exit code) is stored as the text the model sees. A
+    command is a Claim unless `pure=` or `writes=` (prefixes of its words) make it a
+    Reference or an Action, or it reads git-tracked content at a commit (keyed
+    `path@commit`). A call ends at its timeout, recorded with the output so far; output
+    over `max_bytes` stops it: a read raises `ResponseTooLarge`, a write is recorded
+    `unknown`. What it refuses, and what it cannot bound: docs/security.md, "Shell".
     """
 
     name = "shell"

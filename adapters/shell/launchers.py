@@ -1,37 +1,14 @@
 """The options by which a program Shell may run starts another program.
 
-`allow=("find", "git")` lets a model run find and git, not a shell: but
-`find . -exec sh -c ...` runs one, and so does `git -c alias.x='!sh ...' x`. A command
-is checked with what it makes run: the command an option names (`find -exec`,
-`fd --exec`, `rg --pre`, `tar -I`) is checked as the model's own command is, and an
-option that runs a command line no check can read, or that configures a program git
-will start, is refused. Options are read as each program reads them (`SPECS` says
-which options of which programs start another program, and how): long ones by a
-prefix of their name (`--to-com=...`), short ones inside a cluster (`-xzIzstd`) for
-the programs that bundle them, and the value of an option that takes one is skipped.
-
-A command line that a shell runs (`tar -I` when it compresses, `zip -TT`), or that
-the program splits into words its own way (`rsync -e`, `go -toolexec`), is taken only
-as plain words: no quote, no shell character, no builtin such as `.` or `trap` first.
-Then every reader sees the same words, and they are checked as a command.
-
-git runs programs many ways: an alias (`!sh ...`), a setting (`core.pager`,
-`core.fsmonitor`, `core.sshCommand`), an option whose value is a command (`rebase -x`,
-`--upload-pack`), a command that exists to run one (`bisect run`, `submodule foreach`,
-`filter-branch`). A git command is read as git reads it (`check_git`): global options,
-each one git documents (others are refused, so none can hide the command), then the
-command, which must be one of git's own (an alias or an extension could run anything),
-then its options. Settings are only read: `-c`, `--config-env` and a `git config` that
-is not a read are refused.
-
-These checks stop the direct routes only. A program that interprets what it is given
-(python, node, awk, sed, make, sqlite3 and psql, go with `go run` and `go generate`)
-runs that code by design. git runs the hooks of the repository it works in, and the
-programs its config names, in any command that reaches them (`commit` runs hooks,
-`status` may run `core.fsmonitor`, `diff` a diff driver), and these checks do not see
-them: allowing git, or any program that writes files in a repository (git itself,
-find -fprintf, tar -x), allows the code a model can put there, which a later, ordinary
-git command runs.
+A command is checked with what it makes run: the command an option names (`find -exec`,
+`fd --exec`, `rg --pre`, `tar -I`) is checked as the model's own command is; a command
+line that a shell runs, or that the program splits into words its own way, is taken only
+as plain words; and an option that runs what no check can read, or that configures a
+program git will start, is refused. Options are read as each program reads them (`SPECS`
+says which options of which programs start another program, and how): long ones by a
+prefix of their name, short ones inside a cluster for the programs that bundle them, and
+the value of an option that takes one is skipped. A git command is read as git reads it
+(`check_git`). What these checks stop, and what they do not: docs/security.md, "Shell".
 """
 
 from __future__ import annotations

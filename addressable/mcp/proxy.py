@@ -5,16 +5,8 @@ The upstream is a `Client` on the proxy's own event loop, and its calls are awai
 there; the store is written from a worker thread. A result is stored whole: the
 `CallToolResult` as the upstream sent it, as JSON (`application/json`, its record's
 `meta.mcp` = "CallToolResult"), so that text, images and structured content come back
-exactly. An error the upstream reports (`isError`), a call that outlives the timeout,
-and an upstream that exits mid-call are recorded as errors and reach the client as
-errors: the proxy never makes up a result. A side effect whose call ended in any of
-those, or was cancelled, is recorded with outcome `unknown`: it may or may not have
-happened.
-
-Nothing is sent upstream for a tool the upstream does not list, nor for arguments that
-cannot be recorded (NaN, say); either is a one-line error result, and nothing is stored.
-The arguments are recorded with the credentials written in their URLs redacted, by the
-rules the adapters keep URLs by; the upstream gets them as the model gave them.
+exactly. A call that fails upstream, times out or loses its upstream is recorded and
+returned as an error. What it refuses and why: docs/security.md, "The MCP proxy".
 """
 
 from __future__ import annotations

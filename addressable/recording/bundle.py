@@ -5,8 +5,7 @@ A bundle is JSON lines, each line canonical JSON:
     {"format": "addressable-bundle", "version": 1}
     {"record": {...}, "observations": [...], "pinned": false}     one per record, by id
         a pinned record's line adds its pin: "pinned": true, "pin": {"reason",
-        "sessions", "until"}; a line with "pinned": true and no "pin" (an older
-        bundle) is a user pin
+        "sessions", "until"}
     {"blob": "<blake3>", "data": "<base64>"}                     one per payload, by hash
     {"end": true, "records": N, "blobs": M}
 
@@ -198,25 +197,14 @@ def export_bundle(store: Store, out: IO[bytes]) -> BundleSummary:
 def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     """Add the records and payloads of the bundle at `path` to `store`.
 
-    The file is read twice: once to check all of it, then to write. Nothing in it is
-    taken on trust; the whole bundle is refused with a `BundleError` naming the line,
-    and nothing written, when any line is malformed, longer than `MAX_LINE` bytes,
-    nests too deeply, or gives a time without a time zone or one that is no time in UTC
-    (past the year 9999 or before the year 1 there), or a record's time or a sighting
-    later than now by more than `CLOCK_SKEW` (a day); when a record's id is not 16
-    lowercase hex characters, is given twice, or does not follow from the record's
-    tool, args, key and content hash (and an Action's nonce); when a payload is given
-    twice, does not hash to its name, or a record's `size` is not its payload's length;
-    when the store already holds the id for another call; or when a record's meta names
-    an Action the store holds and the bundle does not bring (a verification of it would
-    settle its outcome: a bundle settles only the actions it brings).
-
-    Records the store already has keep theirs and gain only the sightings they lack:
-    importing the same bundle twice adds nothing. A record's token count (0 or more) is
-    kept only for a payload the store has not counted: a count it holds stays. Pins come
-    back as they were exported (a compaction's "stub" pin with its sessions and its end,
-    a user pin until unpinned), joined to a pin the store holds as `Store.pin` joins
-    them.
+    The file is read twice: once to check all of it, then to write. A bundle with any
+    line the store could not take as it is (malformed, longer than `MAX_LINE`, untrue to
+    its ids or hashes, timed more than `CLOCK_SKEW` past now: docs/security.md, "Bundles
+    and the store", lists them) is refused whole with a `BundleError` naming the line,
+    and nothing is written. Records the store already has gain only the sightings they
+    lack: importing the same bundle twice adds nothing. A record's token count is kept
+    only for a payload the store has not counted. Pins come back as they were exported,
+    joined to a pin the store holds as `Store.pin` joins them.
     """
     path = Path(path)
     entries, blobs = _check(store, path)
@@ -430,9 +418,8 @@ def _in_utc(when: datetime) -> bool:
 
 
 def _pin(where: str, item: dict[str, Any]) -> Pin | None:
-    """The pin a record line gives: its "pin", or a user pin for a bare "pinned": true
-    (as bundles wrote before pins had reasons); None when it is not pinned. A pin the
-    store would refuse is a `BundleError`."""
+    """The pin a record line gives: its "pin"; None when it is not pinned. A pin the
+    store would refuse, or a line pinned without one, is a `BundleError`."""
     pinned = item.get("pinned", False)
     if not isinstance(pinned, bool):
         raise BundleError(
@@ -440,7 +427,9 @@ def _pin(where: str, item: dict[str, Any]) -> Pin | None:
         )
     given = item.get("pin")
     if given is None:
-        return Pin() if pinned else None
+        if pinned:
+            raise BundleError(f"{where}: malformed pin: pinned is true, but it gives no pin")
+        return None
     try:
         pin = Pin.model_validate(given)
     except ValidationError as exc:

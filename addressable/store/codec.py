@@ -6,13 +6,12 @@ stored JSON carries a checksum of all its fields, the others included (media typ
 size, determinism, session, times, outcome, meta), so that a record changed after it was
 written is refused rather than served. The checksum catches mistakes and damage, not an
 adversary who can write to the store: anyone who can edit a record can recompute it.
-Records written before the checksum existed are plain JSON: they are read as before,
-and `verify` checks their ids.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -234,8 +233,9 @@ def _plain(value: object, depth: int = 0) -> bool:
 
 
 # A record as stored: 32 hex characters of the blake3 hash of its JSON, a newline, the
-# JSON (which has no raw newline). Records from before the checksum start with "{".
+# JSON (which has no raw newline).
 _CHECKSUM = 32
+_CHECKSUM_LINE = re.compile(rb"[0-9a-f]{%d}\n" % _CHECKSUM)
 
 
 def _checksum(body: bytes) -> bytes:
@@ -243,9 +243,7 @@ def _checksum(body: bytes) -> bytes:
 
 
 def load_pin(raw: bytes) -> Pin:
-    """A pin as stored; the "1" of a pin made before pins had reasons is a user pin."""
-    if raw == b"1":
-        return Pin()
+    """A pin as stored; one that cannot be read is kept as a user pin."""
     try:
         return Pin.model_validate_json(raw)
     except ValidationError:
@@ -264,23 +262,24 @@ def load_record(record_id: str, raw: bytes, tokens: bytes | None = None) -> Reco
     """The record stored under `record_id`, checked: `_Damaged` if it cannot be given
     back as written. `tokens`: its payload's token count as stored beside it, if read
     with it."""
-    if raw[:1] == b"{":
-        body = raw  # written before records carried a checksum
-    else:
-        body = raw[_CHECKSUM + 1 :]
-        if raw[_CHECKSUM : _CHECKSUM + 1] != b"\n" or raw[:_CHECKSUM] != _checksum(body):
+    body = raw[_CHECKSUM + 1 :]
+    if raw[_CHECKSUM : _CHECKSUM + 1] != b"\n" or raw[:_CHECKSUM] != _checksum(body):
+        if _CHECKSUM_LINE.match(raw) is None:  # not a record as the store writes one
             raise _Damaged(
-                f"the record of result {record_id} was altered after it was written: it no "
-                "longer matches its checksum; it will not be served (run verify)",
-                "altered",
+                f"the record of result {record_id} is unreadable: it does not start with "
+                "its checksum; it will not be served (run verify)",
+                "unreadable",
             )
+        raise _Damaged(
+            f"the record of result {record_id} was altered after it was written: it no "
+            "longer matches its checksum; it will not be served (run verify)",
+            "altered",
+        )
     try:
         record: Record = _VALIDATE(body)
-        if record.observed_at.tzinfo is None:
-            raise ValueError("a time without a time zone")
     except ValueError as exc:  # ValidationError included
-        # Rare paths, kept off the fast one: JSON nested deeper than pydantic's own parser
-        # goes, and times written without a time zone (taken as UTC).
+        # A rare path, kept off the fast one: JSON nested deeper than pydantic's own
+        # parser goes (its writer goes deeper), read by `json`.
         record = _load_slowly(record_id, body, exc)
     if record.id != record_id:
         raise _Damaged(
@@ -293,10 +292,7 @@ def load_record(record_id: str, raw: bytes, tokens: bytes | None = None) -> Reco
 
 def _load_slowly(record_id: str, body: bytes, first: ValueError) -> Record:
     try:
-        data = json.loads(body)
-        if isinstance(data, dict) and isinstance(data.get("observed_at"), str):
-            data["observed_at"] = _utc(data["observed_at"])
-        return Record.model_validate(data)
+        return Record.model_validate(json.loads(body))
     except (ValueError, RecursionError):
         raise _Damaged(
             f"the record of result {record_id} is unreadable: {one_line(first)}", "unreadable"
@@ -306,26 +302,12 @@ def _load_slowly(record_id: str, body: bytes, first: ValueError) -> Record:
 def load_observation(record_id: str, raw: bytes) -> Observation:
     """A later sighting of a record as stored; `_Damaged` if it cannot be read."""
     try:
-        observation = Observation.model_validate_json(raw)
-        if observation.at.tzinfo is None:
-            raise ValueError("a time without a time zone")
-        return observation
-    except ValueError as first:
-        try:  # a time written without a time zone: taken as UTC
-            data = json.loads(raw)
-            data["at"] = _utc(data["at"])
-            return Observation.model_validate(data)
-        except (ValueError, TypeError, KeyError):
-            raise _Damaged(
-                f"an observation of result {record_id} is unreadable: {one_line(first)}",
-                "unreadable",
-            ) from first
-
-
-def _utc(text: str) -> str:
-    """An ISO time as written, with UTC added when it names no time zone."""
-    when = datetime.fromisoformat(text)
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat()
+        return Observation.model_validate_json(raw)
+    except ValueError as exc:
+        raise _Damaged(
+            f"an observation of result {record_id} is unreadable: {one_line(exc)}",
+            "unreadable",
+        ) from exc
 
 
 def one_line(exc: BaseException) -> str:

@@ -295,8 +295,7 @@ class KeyValueStore:
         )
 
     def _pinned_by_reason(self) -> dict[str, int]:
-        """Pins held, by reason: "user" is every pin with no other reason (pins made
-        before pins had reasons among them)."""
+        """Pins held, by reason: "user" is every pin with no other reason."""
         b = self._backend
         found = {r: b.size(PINS_FOR + r)[0] for r in b.members(PIN_REASONS)}
         counts = {r: n for r, n in sorted(found.items()) if n}
@@ -485,8 +484,7 @@ class KeyValueStore:
         if limit is None or name.startswith(SESSION) or name == SEEN:
             if name == TIME:
                 # Every record: read from the keys, as it reads them all anyway, so that
-                # a listing shows records that no index knows (written by hand, or by
-                # an older version after this store was indexed).
+                # a listing shows records that no index knows (written by hand).
                 ids = [k[len(RECORD) :] for k in self._backend.keys(RECORD)]
             elif name == SEEN:  # first seen since, or seen again since
                 at = micros(cast(datetime, since))
@@ -813,6 +811,8 @@ class KeyValueStore:
         )
 
     def _index_once(self) -> None:
+        """Build the indexes of a store that lacks their marker: a new one, or one whose
+        reindex was cut short (the marker is written last)."""
         with self._backend.exclusive():
             # Another process may have indexed it while this one waited for the section.
             if self._backend.members(INDEXES) != [VERSION]:
@@ -820,10 +820,10 @@ class KeyValueStore:
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Build every index again from the records, pins and payloads, holding the
-        store as gc does; returns the number of records indexed. Opening a store that
-        was written before the indexes existed does this once. `progress` is called
-        with (records done, records in all) as it goes. Records that cannot be read are
-        left out (`verify` names them)."""
+        store as gc does; returns the number of records indexed. Opening a store whose
+        reindex was cut short does this again. `progress` is called with (records done,
+        records in all) as it goes. Records that cannot be read are left out (`verify`
+        names them)."""
         with self._backend.exclusive():
             return self._reindex(progress)
 
@@ -864,7 +864,7 @@ class KeyValueStore:
             size = sizes.get(address)
             add([(BLOBS, len(b.get(k) or b"") if size is None else size, address)])
         for k in b.keys(PIN):
-            held = load_pin(b.get(k) or b"1")
+            held = load_pin(b.get(k) or b"")
             add([(PINS, 0, k[len(PIN) :])])
             if held.reason != USER_PIN:
                 add([(PINS_FOR + held.reason, 0, k[len(PIN) :]), (PIN_REASONS, 0, held.reason)])

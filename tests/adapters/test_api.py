@@ -14,8 +14,7 @@ import respx
 
 import addressable as ad
 from addressable.adapters import Api, Identity, ResponseTooLarge, Scope
-
-from .httpserver import LocalServer, Reply, Request
+from tests.helpers.httpserver import LocalServer, Reply, Request
 
 
 @pytest.fixture

@@ -14,8 +14,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, BraveSearch, Fetch, Identity, Scope, Search, SearXNG
-
-from .httpserver import LocalServer, Page, Reply
+from tests.helpers.httpserver import LocalServer, Page, Reply
 
 ORIGIN = "https://api.invalid"
 BOT = Identity(name="bot", headers={"Authorization": "Bearer secret:env:BOT_TOKEN"})

@@ -16,8 +16,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Identity, Scope
-
-from .httpserver import LocalServer, Reply
+from tests.helpers.httpserver import LocalServer, Reply
 
 SLOW = b"x" * 40  # one byte a second: 40 s if nothing stops it
 DEADLINE = 1.5

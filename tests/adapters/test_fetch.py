@@ -11,9 +11,8 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Fetch, Identity, ResponseTooLarge
-
-from .conftest import FakeClock
-from .httpserver import LocalServer, Page, Reply
+from tests.helpers import FakeClock
+from tests.helpers.httpserver import LocalServer, Page, Reply
 
 HTML = b"""<html><head><title>Threads and locks</title><style>p{}</style></head>
 <body><h1>Locks</h1><p>The <a href="/lock">Lock</a> class is thread-safe.</p></body></html>"""

@@ -15,8 +15,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, BadAnswer, Fetch, Identity, ResponseTooLarge, Scope
-
-from .httpserver import LocalServer, Reply
+from tests.helpers.httpserver import LocalServer, Reply
 
 MIB = 1024 * 1024
 DECODED = 256 * MIB  # what the bomb decodes to

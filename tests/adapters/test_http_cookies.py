@@ -15,8 +15,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Identity, Scope
-
-from .httpserver import LocalServer, Reply, Request
+from tests.helpers.httpserver import LocalServer, Reply, Request
 
 JSON = {"Content-Type": "application/json"}
 

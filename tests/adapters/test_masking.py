@@ -22,9 +22,8 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Identity, Scope
-
-from .conftest import SECRET_VALUES
-from .httpserver import LocalServer, Reply, Request
+from tests.helpers import SECRET_VALUES
+from tests.helpers.httpserver import LocalServer, Reply, Request
 
 
 def forms(value: str) -> dict[str, bytes]:

@@ -12,8 +12,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, BadAnswer, Fetch, Identity, Scope
-
-from .httpserver import LocalServer, Reply, Request
+from tests.helpers.httpserver import LocalServer, Reply, Request
 
 IDENTITY = Identity(
     name="me",

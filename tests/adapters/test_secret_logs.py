@@ -13,8 +13,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Identity, Scope, Search, SearXNG
-
-from .httpserver import LocalServer, Page, Reply
+from tests.helpers.httpserver import LocalServer, Page, Reply
 
 
 @pytest.fixture

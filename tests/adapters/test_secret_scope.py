@@ -11,8 +11,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Identity, Scope
-
-from .httpserver import LocalServer, Page, Reply
+from tests.helpers.httpserver import LocalServer, Page, Reply
 
 JSON = {"Content-Type": "application/json"}
 

@@ -23,9 +23,8 @@ from addressable.adapters._urls import (
     origin,
     redact_url,
 )
-
-from .conftest import SECRET_VALUES
-from .httpserver import LocalServer, Reply
+from tests.helpers import SECRET_VALUES
+from tests.helpers.httpserver import LocalServer, Reply
 
 OK = Reply(200, b"ok", {"Content-Type": "text/plain"})
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1MSJ9.c2lnbmF0dXJl"

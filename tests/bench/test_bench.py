@@ -21,10 +21,10 @@ from addressable.bench.costs import reread_id, shared_text_tokens
 from addressable.bench.sessions import Session
 from addressable.bench.simulate import PLACEHOLDER, needs_of, simulate
 from addressable.cli import main
+from tests import helpers
+from tests.helpers import modelloop
 
-from . import modelloop
-
-FIXTURES = Path(__file__).parent / "fixtures" / "sessions.jsonl"
+FIXTURES = helpers.FIXTURES / "sessions.jsonl"
 
 
 def session(
@@ -597,7 +597,7 @@ def test_a_session_with_a_cut_off_call_is_read_and_its_values_count(tmp_path: Pa
     ]
 
 
-RECORDED = Path(__file__).parent / "fixtures" / "recorded"
+RECORDED = helpers.FIXTURES / "recorded"
 
 
 @pytest.mark.parametrize(

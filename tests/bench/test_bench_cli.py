@@ -11,8 +11,9 @@ from pathlib import Path
 
 from addressable.bench import BenchReport, bench, read_sessions
 from addressable.bench.report import plot_series
+from tests import helpers
 
-FIXTURES = Path(__file__).parent / "fixtures" / "sessions.jsonl"
+FIXTURES = helpers.FIXTURES / "sessions.jsonl"
 TRIGGER = ("--trigger", "2000")
 
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from addressable.bench import read_sessions
 from addressable.bench.sessions import BadLine, Session
+from tests import helpers
 
-FIXTURES = Path(__file__).parent / "fixtures" / "sessions.jsonl"
+FIXTURES = helpers.FIXTURES / "sessions.jsonl"
 
 
 def nested_input(depth: int) -> bytes:

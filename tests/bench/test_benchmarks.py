@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from tests.helpers import ROOT
+
+BENCHMARKS = ROOT / "benchmarks"
 
 
 def run_quick(script: str, out: Path) -> tuple[subprocess.CompletedProcess[str], Any]:

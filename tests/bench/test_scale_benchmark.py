@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from tests.helpers import ROOT
+
+BENCHMARKS = ROOT / "benchmarks"
 
 
 def test_scale_benchmark_writes_its_figures(tmp_path: Path, redis_url: str) -> None:

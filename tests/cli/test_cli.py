@@ -11,9 +11,9 @@ import pytest
 
 import addressable as ad
 from addressable.cli import main
-
-from .conftest import FakeClock
-from .httpserver import LocalServer, Page
+from tests import helpers
+from tests.helpers import FakeClock
+from tests.helpers.httpserver import LocalServer, Page
 
 
 @pytest.fixture
@@ -347,7 +347,7 @@ def test_pin_and_unpin_say_so_in_json(
 def test_bench_json_prints_the_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
 ) -> None:
-    trace = Path(__file__).parent / "fixtures" / "sessions.jsonl"
+    trace = helpers.FIXTURES / "sessions.jsonl"
     options = ["--trace", str(trace), "--trigger", "4000", "--out", str(tmp_path)]
     argv = ["--json", "bench", *options] if where == "before" else ["bench", *options, "--json"]
     code, out, _ = run(capsys, *argv)

@@ -11,8 +11,7 @@ import pytest
 import addressable as ad
 from addressable.cli import EPILOG, main
 from addressable.core.errors import EXIT_TOOL_ERROR
-
-from .httpserver import LocalServer, Page
+from tests.helpers.httpserver import LocalServer, Page
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -12,10 +12,9 @@ import pytest
 import addressable as ad
 from addressable.adapters import Api, Fetch, Identity, LocalIndex, Scope, Search, Shell
 from addressable.context import messages as _messages
-
-from . import modelloop, needs
-from .httpserver import LocalServer, Page, Reply
-from .test_compaction_properties import SDK_TYPES
+from tests.helpers import modelloop, needs
+from tests.helpers.httpserver import LocalServer, Page, Reply
+from tests.helpers.modelloop import SDK_TYPES, grep_session
 
 SHAPES = ["anthropic", "openai", "flat", "openai-responses"]
 MODULES = [
@@ -181,16 +180,6 @@ def test_what_is_never_evicted(
     last = conversation.results[-1]
     assert result.messages[last.index]["content"][last.block]["content"] == last.text
     assert names == {"search", "fetch"}
-
-
-def grep_session() -> list[dict[str, Any]]:
-    """Five greps a foreign harness ran, each listing the same 40 handlers."""
-    text = "\n".join(f"src/module_{i}.py:{i}: def handler_{i}(request):" for i in range(40))
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "find the handlers"}]
-    for k in range(5):
-        messages += modelloop.assistant("flat", k, "bash", {"command": f"grep -rn def{k} src"})
-        messages.append(modelloop.result("flat", k, "bash", text + f"\n# {k}"))
-    return messages
 
 
 def test_foreign_results_are_ingested_and_replay(kit: ad.Toolkit) -> None:

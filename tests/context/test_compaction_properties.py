@@ -8,21 +8,13 @@ import json
 from typing import Any
 
 import pytest
-from anthropic.types import MessageParam
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.responses import ResponseInputParam
-from pydantic import TypeAdapter
 
 import addressable as ad
 from addressable.context import messages as _messages
+from tests.helpers.modelloop import SDK_TYPES
 
-SDK_TYPES: dict[str, Any] = {
-    "anthropic": TypeAdapter(list[MessageParam]),
-    "openai": TypeAdapter(list[ChatCompletionMessageParam]),
-    "openai-responses": TypeAdapter(ResponseInputParam),
-}
 WORDS = ["alpha", "src/app.py", "HAT136", "def", "handler_7", "the", "lock", "42", "\n"]
 
 call_st = st.fixed_dictionaries(

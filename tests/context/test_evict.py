@@ -7,8 +7,7 @@ import json
 import pytest
 
 import addressable as ad
-
-from .conftest import FakeClock
+from tests.helpers import FakeClock
 
 
 @pytest.fixture

@@ -4,20 +4,18 @@ from ../shared/sessions; copies in tests/fixtures) through compaction and replay
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import addressable as ad
 from addressable.context import messages as _messages
-
-from . import modelloop, needs
-from .test_compaction_properties import SDK_TYPES
+from tests import helpers
+from tests.helpers import modelloop, needs
+from tests.helpers.modelloop import SDK_TYPES
 
 SESSIONS = [
-    json.loads(line)
-    for line in (Path(__file__).parent / "fixtures" / "sessions.jsonl").read_text().splitlines()
+    json.loads(line) for line in (helpers.FIXTURES / "sessions.jsonl").read_text().splitlines()
 ]
 
 

@@ -19,8 +19,7 @@ from openai.types.responses import response_input_item_param, response_output_it
 import addressable as ad
 from addressable.context.messages import RESPONSES_ITEMS, detect
 from addressable.integrations.openai_agents import input_filter, tools
-
-from .scripted_model import make_kit
+from tests.helpers.scripted_model import make_kit
 
 USER = {"role": "user", "content": "hi"}
 REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA=="}

@@ -15,8 +15,7 @@ import httpx2 as httpx
 import pytest
 
 import addressable as ad
-
-from .scripted_model import responses_body
+from tests.helpers.scripted_model import responses_body
 
 TASK = "Look up the modules one by one."
 MODULES = ["json", "pathlib", "sqlite3", "logging", "textwrap"]

@@ -12,8 +12,7 @@ import pytest
 
 import addressable as ad
 from addressable.context.stubs import make_stub
-
-from .conftest import FakeClock
+from tests.helpers import FakeClock
 
 # An escape sequence's introducer or any C0/C1 control: none may reach a stub.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

@@ -12,9 +12,7 @@ import pytest
 
 import addressable as ad
 from addressable.context.stubs import prefix_mark, short_id
-
-from . import modelloop
-from .conftest import FakeClock
+from tests.helpers import FakeClock, modelloop
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ import addressable as ad
 from addressable.bench import bench
 from addressable.bench.sessions import Session
 from addressable.context.messages import MESSAGE_OVERHEAD
-
-from .test_compaction import grep_session
+from tests.helpers.modelloop import grep_session
 
 
 class Words:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
+
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))

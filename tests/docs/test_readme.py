@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from tests.helpers import ROOT
+
+README = ROOT / "README.md"
 DOCS = README.parent / "docs"
 
 
@@ -74,7 +76,7 @@ def test_recipes_are_the_code_their_tests_run() -> None:
     assert section is not None
     blocks = re.findall(r"```python\n(.*?)```", section[1], re.S)
     tested = []
-    for path in sorted((README.parent / "tests").glob("test_recipes_*.py")):
+    for path in sorted((README.parent / "tests" / "integrations").glob("test_recipes_*.py")):
         source = path.read_text()
         for body in re.findall(r"# fmt: off\n(.*?)\n\s*# fmt: on", source, re.S):
             tested.append(textwrap.dedent(body).strip())

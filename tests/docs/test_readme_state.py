@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import httpx2
 
 import addressable as ad
+from tests.helpers import ROOT
 
-STATE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "state.md"
+STATE_PAGE = ROOT / "docs" / "state.md"
 
 
 def _example() -> str:

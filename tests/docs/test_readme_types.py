@@ -11,7 +11,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from tests.helpers import ROOT
+
+README = ROOT / "README.md"
 DOCS = README.parent / "docs"
 
 # What a recipe takes from the code around it, with the types a user's code gives it.

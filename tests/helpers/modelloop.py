@@ -8,9 +8,21 @@ import json
 import pydoc
 from typing import Any
 
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.responses import ResponseInputParam
+from pydantic import TypeAdapter
+
 import addressable as ad
 
 Step = tuple[str, dict[str, Any]]
+
+# The official SDKs' request types for a message list of each shape they take.
+SDK_TYPES: dict[str, Any] = {
+    "anthropic": TypeAdapter(list[MessageParam]),
+    "openai": TypeAdapter(list[ChatCompletionMessageParam]),
+    "openai-responses": TypeAdapter(ResponseInputParam),
+}
 
 
 def call_id(shape: str, k: int) -> str:
@@ -142,3 +154,13 @@ def as_shape(row: dict[str, Any], shape: str) -> dict[str, Any]:
         else:
             out.append({"role": m["role"], "content": m.get("content") or "..."})
     return {**row, "messages": out}
+
+
+def grep_session() -> list[dict[str, Any]]:
+    """Five greps a foreign harness ran, each listing the same 40 handlers."""
+    text = "\n".join(f"src/module_{i}.py:{i}: def handler_{i}(request):" for i in range(40))
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "find the handlers"}]
+    for k in range(5):
+        messages += assistant("flat", k, "bash", {"command": f"grep -rn def{k} src"})
+        messages.append(result("flat", k, "bash", text + f"\n# {k}"))
+    return messages

@@ -13,8 +13,7 @@ import httpx2
 import pytest
 
 import addressable as ad
-
-from .scripted_model import chat_body
+from tests.helpers.scripted_model import chat_body
 
 CALLS = [
     ("call_0", "deploy", {"service": "web", "config": {"env": "prod"}}),

@@ -10,8 +10,7 @@ import httpx2
 
 import addressable as ad
 from addressable.integrations.anthropic import async_runner_tools, compact_runner, runner_tools
-
-from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
+from tests.helpers.scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
 # The context a loop allows before it compacts (100_000, say, in docs/recipes.md): the

@@ -19,8 +19,7 @@ import httpx2
 import pytest
 
 import addressable as ad
-
-from .scripted_model import chat_body, responses_body
+from tests.helpers.scripted_model import chat_body, responses_body
 
 CALLS = [("call_0", "lookup"), ("call_1", "boom"), ("call_2", "says")]
 FAILED = "error: RuntimeError: the backend is down"

@@ -9,8 +9,7 @@ from langchain_openai import ChatOpenAI
 
 import addressable as ad
 from addressable.integrations.langgraph import pre_model_hook, tools
-
-from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
+from tests.helpers.scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
 # The context a loop allows before it compacts (100_000, say, in docs/recipes.md): the

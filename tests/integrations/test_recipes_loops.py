@@ -10,8 +10,7 @@ import httpx2
 import pytest
 
 import addressable as ad
-
-from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
+from tests.helpers.scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 MODEL = "claude-sonnet-5-5"
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."

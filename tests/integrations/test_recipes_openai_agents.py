@@ -11,8 +11,7 @@ from openai import AsyncOpenAI
 
 import addressable as ad
 from addressable.integrations.openai_agents import input_filter, tools
-
-from .scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
+from tests.helpers.scripted_model import ANSWER, MODULES, ScriptedModel, lookup_text, make_kit
 
 TASK = "Describe the modules json, pathlib, sqlite3, logging and textwrap."
 # The context a loop allows before it compacts (100_000, say, in docs/recipes.md): the

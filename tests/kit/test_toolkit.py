@@ -11,9 +11,8 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Fetch
-
-from .conftest import FakeClock
-from .httpserver import LocalServer, Page
+from tests.helpers import FakeClock
+from tests.helpers.httpserver import LocalServer, Page
 
 
 def test_wrapped_call_returns_a_recorded_result(kit: ad.Toolkit) -> None:

@@ -16,11 +16,20 @@ import mcp_types as types
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 import addressable as ad
+from tests.helpers import SCRIPTS
+from tests.helpers.mcp_client import (
+    UPSTREAM,
+    addressable,
+    link_of,
+    process_env,
+    records,
+    run,
+    session,
+    texts,
+)
 
-from .test_mcp import UPSTREAM, _env, addressable, link_of, records, run, session, texts
-
-GROWING = Path(__file__).with_name("mcp_growing_upstream.py")
-SLOW_LIST = Path(__file__).with_name("mcp_slowlist_upstream.py")
+GROWING = SCRIPTS / "mcp_growing_upstream.py"
+SLOW_LIST = SCRIPTS / "mcp_slowlist_upstream.py"
 
 
 def test_a_cancelled_action_is_recorded_with_outcome_unknown(tmp_path: Path) -> None:
@@ -62,7 +71,7 @@ async def _raw_calls(
     command += ["--", sys.executable, str(UPSTREAM)]
     answers: list[dict[str, Any]] = []
     with stderr.open("wb") as errors:
-        process = await anyio.open_process(command, env=_env(), stderr=errors)
+        process = await anyio.open_process(command, env=process_env(), stderr=errors)
         async with process:
             assert process.stdin is not None and process.stdout is not None
             lines = BufferedByteReceiveStream(process.stdout)

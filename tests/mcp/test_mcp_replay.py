@@ -12,8 +12,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 import addressable as ad
-
-from .test_mcp import UPSTREAM, link_of, run, session, texts
+from tests.helpers.mcp_client import UPSTREAM, link_of, run, session, texts
 
 ROWS = "\n".join(f"row {k}: alpha beta gamma {k * 7}" for k in range(200))
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
+
 PACKAGES = ("addressable", "adapters")
 
 # Lowest first: a module may import its own layer and those before it. A module's layer

@@ -9,7 +9,12 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import pytest
+
+from tests.helpers import ROOT
+
+# Both build in the repository (its build/ and egg-info folders): never at once, under xdist.
+pytestmark = pytest.mark.xdist_group("builds-in-the-repository")
 
 
 def test_wheel_maps_adapters_under_addressable(tmp_path: Path) -> None:

@@ -14,8 +14,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Memory
-
-from .conftest import FakeClock
+from tests.helpers import FakeClock
 
 
 @pytest.fixture

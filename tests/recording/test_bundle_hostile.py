@@ -21,9 +21,8 @@ import addressable as ad
 from addressable.cli import main
 from addressable.recording import bundle as _bundle
 from addressable.recording import bundle as _bundlelines
-
-from .conftest import FakeClock
-from .test_bundle_trust import Lines, assert_refused, bundle, read, record_lines, write
+from tests.helpers import FakeClock
+from tests.helpers.bundles import Lines, assert_refused, bundle, read, record_lines, write
 
 
 def exported(store: ad.Store, path: Path) -> Path:

@@ -12,11 +12,9 @@ import pytest
 
 import addressable as ad
 from addressable.context.compaction import STUB_PIN_AGE
-
-from .conftest import FakeClock
-from .test_bundle_trust import assert_refused, read, record_lines, write
-from .test_compaction import grep_session
-from .test_pins import DAY, exists
+from tests.helpers import DAY, FakeClock, exists
+from tests.helpers.bundles import assert_refused, read, record_lines, write
+from tests.helpers.modelloop import grep_session
 
 
 def export(store: ad.Store, path: Path) -> Path:
@@ -103,24 +101,15 @@ def test_a_user_pin_stays_a_user_pin(tmp_path: Path, clock: FakeClock) -> None:
     assert exists(target, pinned.id) and not exists(target, loose.id)
 
 
-def test_an_older_bundle_with_only_the_pinned_flag_imports_its_pins_as_user_pins(
-    tmp_path: Path, clock: FakeClock
-) -> None:
+def test_a_line_pinned_without_its_pin_is_refused(tmp_path: Path, clock: FakeClock) -> None:
     source = ad.open_store("memory://")
-    ids = compacted(source, clock, "one")
+    compacted(source, clock, "one")
     bundle = export(source, tmp_path / "b.jsonl")
     lines = read(bundle)
-    for index in record_lines(lines):
-        lines[index].pop("pin", None)  # as bundles were written before pins had reasons
+    index = next(i for i in record_lines(lines) if "pin" in lines[i])
+    del lines[index]["pin"]
     write(bundle, lines)
-
-    target = ad.open_store("memory://")
-    ad.import_bundle(target, bundle)
-    for record_id in ids:
-        pin = target.pin_info(record_id)
-        assert pin is not None and pin.reason == "user" and pin.until is None
-    target.gc(max_age=timedelta(seconds=1), now=clock.now + 100 * STUB_PIN_AGE)
-    assert all(exists(target, i) for i in ids)
+    assert_refused(bundle, ad.open_store("memory://"), f":{index + 1}: .*gives no pin")
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,7 @@ import pytest
 import addressable as ad
 from addressable.adapters import Api, Identity, Scope
 from addressable.ids import MAX_DEPTH
-
-from .httpserver import LocalServer, Reply
+from tests.helpers.httpserver import LocalServer, Reply
 
 DEEPER = f"nests lists and objects more than {MAX_DEPTH} levels deep, which a record cannot hold"
 

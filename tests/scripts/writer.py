@@ -1,5 +1,5 @@
-"""A writer process for the multi-process tests:
-`python writer.py STORE NAME COUNT [PACE [SHARED]]`.
+"""A writer process for the multi-process tests (`tests.helpers.run_writers` starts
+several at once): `python writer.py STORE NAME COUNT [PACE [SHARED]]`.
 
 STORE is a directory or a store URL. Writes COUNT records of sizes from 100 bytes to
 100 KB (so that both SQLite rows and diskcache's separate files are exercised) and
@@ -43,26 +43,6 @@ def main() -> None:
             )
         if pace:
             time.sleep(pace)
-
-
-def run_writers(store: str, writers: int, count: int, shared: int = 0) -> list[list[str]]:
-    """Start `writers` writer processes on one store at once; the ids each printed."""
-    import subprocess
-
-    procs = [
-        subprocess.Popen(
-            [sys.executable, __file__, store, f"w{n}", str(count), "0", str(shared)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for n in range(writers)
-    ]
-    outputs = []
-    for proc in procs:
-        with proc:
-            outputs.append(proc.communicate(timeout=600)[0].split())
-    assert [p.returncode for p in procs] == [0] * writers
-    return outputs
 
 
 if __name__ == "__main__":

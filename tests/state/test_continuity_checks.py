@@ -12,8 +12,7 @@ import pytest
 
 import addressable as ad
 from addressable.state.continuity import CHECKPOINT_PIN, CHECKPOINT_PIN_AGE
-
-from .conftest import FakeClock, put_two_sharing_a_prefix
+from tests.helpers import FakeClock, put_two_sharing_a_prefix
 
 TASK = ad.Task(text="t", items=["a"])
 

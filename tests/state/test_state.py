@@ -15,9 +15,8 @@ from pydantic import TypeAdapter
 
 import addressable as ad
 from addressable.adapters import Api, Identity, LocalIndex, Scope, Search
-
-from .conftest import FakeClock
-from .httpserver import LocalServer, Reply
+from tests.helpers import FakeClock
+from tests.helpers.httpserver import LocalServer, Reply
 
 ITEMS = [f"module{i:02}" for i in range(11)]
 TASK = ad.Task(text="Does each module's documentation say whether it is thread-safe?", items=ITEMS)

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 import addressable as ad
 from addressable.context.compaction import STUB_PIN_AGE
-
-from .conftest import FakeClock
-from .test_compaction import grep_session
-
-DAY = timedelta(days=1)
-
-
-def exists(store: ad.Store, record_id: str) -> bool:
-    try:
-        store.get(record_id)
-    except ad.NotFound:
-        return False
-    return True
+from tests.helpers import DAY, FakeClock, exists
+from tests.helpers.modelloop import grep_session
 
 
 def compacted(kit: ad.Toolkit) -> list[str]:
@@ -93,21 +81,6 @@ def test_stats_shows_why_records_are_pinned(disk_kit: ad.Toolkit, clock: FakeClo
     store.gc(now=clock.now + 2 * STUB_PIN_AGE, max_age=timedelta(days=10_000))
     assert store.stats().pinned_by_reason == {}
     assert store.stats().pinned == 0
-
-
-def test_a_store_pinned_before_pins_had_reasons_keeps_them_as_user_pins(
-    tmp_path: Path,
-) -> None:
-    store = ad.DiskStore(tmp_path / "old")
-    kit = ad.Toolkit(store, session="old")
-    (record_id,) = compacted(kit)[:1]
-    store._backend.set("p:" + record_id, b"1")  # as an older version wrote it
-    store.end_session("old")
-    store.gc(max_age=timedelta(seconds=1), now=datetime.now(UTC) + 100 * STUB_PIN_AGE)
-    assert exists(store, record_id)
-    pin = store.pin_info(record_id)
-    assert pin is not None and pin.reason == "user"
-    store.close()
 
 
 def test_bad_pins_are_refused(disk_kit: ad.Toolkit) -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import addressable as ad
+from tests import helpers
+from tests.helpers import run_writers
 
-from .writer import run_writers
-
-WRITER = str(Path(__file__).with_name("writer.py"))
+WRITER = str(helpers.WRITER)
 
 SAME_CALL = """
 import sys, addressable as ad

@@ -9,8 +9,7 @@ import pytest
 
 import addressable as ad
 from addressable.store.keys import BLOB, blob_key
-
-from .conftest import FakeClock, put_two_sharing_a_prefix
+from tests.helpers import FakeClock, put_two_sharing_a_prefix
 
 T0 = datetime(2026, 3, 11, 9, 0, tzinfo=UTC)
 
@@ -274,34 +273,6 @@ def test_listing_refuses_a_since_that_is_not_an_aware_time(
     make(ad.Toolkit(store, clock=clock), "a")
     with pytest.raises(ad.ArgumentError, match=f"records since .*{named}"):
         list(store.records(since=since))  # type: ignore[arg-type]
-
-
-def test_times_stored_without_a_time_zone_are_read_as_utc(
-    store: ad.Store, clock: FakeClock
-) -> None:
-    # As a store written with a naive clock holds them: listing, gc and stats still work.
-    kit = ad.Toolkit(store, clock=clock)
-    old = make(kit, "old")
-    clock.advance(hours=2)
-    new = make(kit, "new")
-    assert isinstance(store, ad.KeyValueStore)
-    naive = old.record.model_dump_json(exclude_none=True).replace(
-        '"observed_at":"2026-03-11T09:00:00Z"', '"observed_at":"2026-03-11T09:00:00"'
-    )
-    assert naive != old.record.model_dump_json(exclude_none=True)
-    store._backend.set("r:" + old.id, naive.encode())
-    store._backend.append("o:" + old.id, b'{"at":"2026-03-11T10:00:00","session":null}')
-    store.reindex()  # as when such a store, written before the indexes, is first opened
-
-    assert store.get(old.id).observed_at == T0
-    assert [o.at for o in store.observations(old.id)] == [T0, T0 + timedelta(hours=1)]
-    assert [r.id for r in store.records()] == [old.id, new.id]
-    assert [r.id for r in store.records(since=T0 + timedelta(minutes=30))] == [old.id, new.id]
-    assert [r.id for r in store.records(since=T0 + timedelta(minutes=90))] == [new.id]
-    assert store.stats().oldest == T0
-    assert store.verify().ok
-    report = store.gc(max_age=timedelta(minutes=30), now=clock.now)
-    assert report.removed_records == [old.id]
 
 
 def test_stats(store: ad.Store, clock: FakeClock) -> None:

@@ -4,7 +4,6 @@ record, payload and token count at once still checks them."""
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import diskcache
 import pytest
 
 import addressable as ad
-from addressable.store.disk import store as _disk_rows
 from addressable.store.keys import RECORD, blob_key, tokens_key
 
 
@@ -118,73 +116,6 @@ def test_a_large_payload_shared_by_two_records_is_written_once(tmp_path: Path) -
         assert store.verify().ok
 
 
-def _as_an_earlier_version_kept_it(path: Path) -> None:
-    """Records as diskcache values (`r:<id>`), small payloads as `b:<address>` values,
-    and no index: the layout of stores written before records had a table."""
-    cache = diskcache.Cache(str(path))
-    try:
-        rows = cache._sql("SELECT id, address, value, payload FROM addressable_records").fetchall()
-        for record_id, address, value, payload in rows:
-            cache.set(RECORD + record_id, bytes(value))
-            if payload is not None:
-                cache.set("b:" + address, bytes(payload))
-            seen = cache._sql(
-                "SELECT item FROM addressable_sightings WHERE id = ? ORDER BY rowid", (record_id,)
-            ).fetchall()
-            if seen:  # one value a record, a line a sighting (a file when it is large)
-                lines = b"".join(bytes(item) + b"\n" for (item,) in seen)
-                cache.set("o:" + record_id, io.BytesIO(lines), read=True)
-        cache._sql("DELETE FROM addressable_records")
-        cache._sql("DELETE FROM addressable_sightings")
-        cache._sql("DELETE FROM addressable_index")
-        cache._sql("DELETE FROM addressable_index_size")
-    finally:
-        cache.close()
-
-
-def test_a_store_of_an_earlier_layout_is_moved_and_indexed_on_open(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(_disk_rows, "_BATCH", 7)  # moved in several transactions
-    kit = _kit(tmp_path)
-    made = [
-        kit.record(
-            "read",
-            {"n": n},
-            f"page {n}".encode() * 10,
-            determinism="deterministic",
-            key=f"k{n % 3}",
-        )
-        for n in range(30)
-    ]
-    shared = kit.record("other", {}, made[0].payload, determinism="deterministic")
-    before = kit.store.stats()
-    kit.store.close()
-    _as_an_earlier_version_kept_it(tmp_path / "store")
-
-    store = ad.DiskStore(tmp_path / "store")
-    kit = ad.Toolkit(store)
-    for res in [*made, shared]:
-        assert kit.replay(res.id[:8]).payload == res.payload
-    assert [r.id for r in store.records(key="k1")] == [r.id for r in made if r.record.key == "k1"]
-    assert [r.id for r in store.records(session="s", limit=3)] == [r.id for r in made[:3]]
-    after = store.stats()
-    assert (after.records, after.by_tool, after.sessions) == (31, {"other": 1, "read": 30}, 1)
-    assert (after.blobs, after.blob_bytes) == (before.blobs, before.blob_bytes)
-    assert store.verify().ok
-    # The old values are gone from diskcache: records are kept once.
-    assert isinstance(store, ad.KeyValueStore)
-    assert [k for k in store._backend.keys("r:") if k.startswith("r:")] == sorted(
-        "r:" + r.id for r in [*made, shared]
-    )
-    store.close()
-    cache = diskcache.Cache(str(tmp_path / "store"))
-    try:
-        assert cache.get(RECORD + made[0].id) is None
-    finally:
-        cache.close()
-
-
 def test_a_write_inside_a_transaction_joins_it(tmp_path: Path) -> None:
     # A write made while this thread holds the store's transaction (as a caller of the
     # backend may) joins it, and is undone with it.
@@ -221,65 +152,6 @@ def test_each_later_sighting_is_a_row_of_its_own(tmp_path: Path) -> None:
         cache.close()
 
 
-def test_a_move_cut_short_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Sightings an earlier version kept as one large value (a file of diskcache's own):
-    # a move of the store cut short leaves them where they were, whole, for the next open.
-    kit = _kit(tmp_path)
-    made = [kit.record("poll", {"n": n}, b"same", determinism="deterministic") for n in range(3)]
-    for _ in range(800):
-        for n in range(3):
-            kit.record("poll", {"n": n}, b"same", determinism="deterministic")
-    kit.store.close()
-    _as_an_earlier_version_kept_it(tmp_path / "store")
-
-    read = diskcache.Cache.get
-    moved: list[str] = []
-
-    def cut_short(self: diskcache.Cache, key: str, *args: object, **kwargs: object) -> object:
-        if key.startswith("o:"):
-            moved.append(key)
-            if len(moved) == 2:
-                raise KeyboardInterrupt  # the user stops the process mid-move
-        return read(self, key, *args, **kwargs)
-
-    monkeypatch.setattr(diskcache.Cache, "get", cut_short)
-    with pytest.raises(KeyboardInterrupt):
-        ad.DiskStore(tmp_path / "store")
-    monkeypatch.setattr(diskcache.Cache, "get", read)
-    with ad.DiskStore(tmp_path / "store") as store:
-        assert [len(store.observations(r.id)) for r in made] == [801, 801, 801]
-        assert store.verify().ok
-
-
-def test_records_an_earlier_version_writes_into_a_moved_store_are_kept(tmp_path: Path) -> None:
-    # A process still on an earlier version writes a record and its payload as diskcache
-    # values into a store this version has moved: they are read, and gc keeps them.
-    store = ad.DiskStore(tmp_path / "store")
-    kit = ad.Toolkit(store)
-    mine = kit.record("t", {"n": 1}, b"mine", determinism="deterministic")
-    payload = b"written the earlier way"
-    theirs = ad.Record(
-        id=ad.ids.result_id("t", b'{"n":2}', None, ad.ids.content_hash(payload)),
-        tool="t",
-        args={"n": 2},
-        determinism="deterministic",
-        content_hash=ad.ids.content_hash(payload),
-        size=len(payload),
-        media_type="text/plain",
-        observed_at=mine.record.observed_at,
-    )
-    with diskcache.Cache(str(tmp_path / "store")) as cache:
-        cache.set(RECORD + theirs.id, theirs.model_dump_json(exclude_none=True).encode())
-        cache.set(blob_key(theirs.content_hash), payload)
-    assert kit.replay(theirs.id).payload == payload
-    assert store.gc().removed_records == []
-    assert kit.replay(theirs.id).payload == payload and store.verify().ok
-    store.close()
-    with ad.DiskStore(tmp_path / "store") as again:  # moved on opening
-        assert ad.Toolkit(again).replay(theirs.id).payload == payload
-        assert again.stats().records == 2
-
-
 def test_a_replay_gives_what_was_stored_not_an_object_someone_changed(tmp_path: Path) -> None:
     kit = _kit(tmp_path)
     meta: dict[str, object] = {"hits": ["a"]}
@@ -289,31 +161,6 @@ def test_a_replay_gives_what_was_stored_not_an_object_someone_changed(tmp_path: 
     with pytest.raises(ad.ReadOnly):  # a reader's change is refused, not kept for the next
         kit.replay(res.id).record.meta["hits"].append("changed by a reader")
     assert kit.replay(res.id).record.meta == {"hits": ["a"]}
-
-
-def test_a_store_with_the_earlier_single_trigger_counts_each_record_once(tmp_path: Path) -> None:
-    kit = _kit(tmp_path)
-    kit.record("t", {"n": 0}, b"zero", determinism="deterministic")
-    kit.store.close()
-    cache = diskcache.Cache(str(tmp_path / "store"))
-    try:  # the trigger an earlier version made, in place of the two it makes now
-        cache._sql("DROP TRIGGER addressable_record_counted")
-        cache._sql("DROP TRIGGER addressable_session_seen")
-        cache._sql(
-            "CREATE TRIGGER addressable_record_added AFTER INSERT ON addressable_records "
-            "BEGIN INSERT INTO addressable_counts VALUES (new.tool, 1, "
-            "new.payload IS NOT NULL, coalesce(length(new.payload), 0)) ON CONFLICT (tool) "
-            "DO UPDATE SET records = records + 1, payloads = payloads + excluded.payloads, "
-            "bytes = bytes + excluded.bytes; INSERT OR IGNORE INTO addressable_index "
-            "SELECT '#sessions', 0, new.session WHERE new.session IS NOT NULL; END"
-        )
-    finally:
-        cache.close()
-    kit = ad.Toolkit(ad.DiskStore(tmp_path / "store"), session="later")
-    kit.record("t", {"n": 1}, b"one", determinism="deterministic")
-    stats = kit.store.stats()
-    assert (stats.records, stats.by_tool, stats.sessions) == (2, {"t": 2}, 2)
-    assert stats.blobs == 2 and stats.blob_bytes == len(b"zero") + len(b"one")
 
 
 def _replayed_tokens(kit: ad.Toolkit, *results: ad.Result) -> list[int | None]:
@@ -334,32 +181,12 @@ def test_a_token_count_reaches_every_row_of_its_payload_however_it_is_written(
     assert isinstance(store, ad.KeyValueStore)
     cache = store._backend._cache  # type: ignore[attr-defined]
     key = tokens_key(first.record.content_hash)
-    cache.set(key, b"7")  # as an earlier version writes it: a diskcache value
+    cache.set(key, b"7")  # written straight to its diskcache value
     assert _replayed_tokens(kit, first, later) == [7, 7]
     cache.delete(key)
     assert _replayed_tokens(kit, first, later) == [None, None]
     store.set_tokens(first.record.content_hash, 9)
     assert _replayed_tokens(kit, first, later) == [9, 9]
-
-
-def test_a_store_made_before_rows_kept_token_counts_gets_them_on_open(tmp_path: Path) -> None:
-    kit = _kit(tmp_path)
-    first = kit.record("t", {"n": 1}, b"some words here", determinism="deterministic")
-    other = kit.record("t", {"n": 2}, b"other words", determinism="deterministic")
-    counted = kit.tokens(first.id)
-    kit.store.close()
-    cache = diskcache.Cache(str(tmp_path / "store"))
-    try:  # the table and triggers as an earlier version left them
-        for name in ("added", "changed", "removed"):
-            cache._sql(f"DROP TRIGGER addressable_tokens_{name}")
-        cache._sql("ALTER TABLE addressable_records DROP COLUMN tokens")
-    finally:
-        cache.close()
-    kit = _kit(tmp_path)
-    assert _replayed_tokens(kit, first, other) == [counted, None]
-    same = kit.record("u", {}, b"some words here", determinism="deterministic")
-    assert _replayed_tokens(kit, same) == [counted]
-    assert kit.store.verify().ok
 
 
 def test_a_forked_child_replays_through_a_connection_of_its_own(tmp_path: Path) -> None:
@@ -391,35 +218,11 @@ def test_a_forked_child_replays_through_a_connection_of_its_own(tmp_path: Path) 
     assert local.con is parents
 
 
-def test_a_row_an_earlier_version_inserts_is_read_with_its_payloads_count(
-    tmp_path: Path,
-) -> None:
-    kit = _kit(tmp_path)
-    first = kit.record("t", {"n": 1}, b"the same words", determinism="deterministic")
-    counted = kit.tokens(first.id)
-    with ad.DiskStore(tmp_path / "elsewhere") as elsewhere:  # the bytes of a second record
-        later = ad.Toolkit(elsewhere, session="s").record(
-            "u", {"n": 2}, b"the same words", determinism="deterministic"
-        )
-        value = elsewhere._backend.get(RECORD + later.id)  # type: ignore[attr-defined]
-    store = kit.store
-    assert isinstance(store, ad.KeyValueStore)
-    con = store._backend._cache._con  # type: ignore[attr-defined]
-    # The insert an earlier version makes: no token column named.
-    con.execute(
-        "INSERT INTO addressable_records (id, at, tool, key, session, address, value) "
-        "SELECT ?, at, 'u', NULL, session, address, ? FROM addressable_records WHERE id = ?",
-        (later.id, value, first.id),
-    )
-    assert _replayed_tokens(kit, later) == [counted]
-    assert store.verify().ok
-
-
 @pytest.mark.parametrize(("size", "in_a_file"), [(100_000, False), (200_000, True)])
 def test_a_payload_under_128_kb_is_kept_in_its_row(
     tmp_path: Path, size: int, in_a_file: bool
 ) -> None:
-    # Rows write and read pages of this size faster than files do (see _disk).
+    # Rows write and read payloads of this size faster than files do (see _FILE_THRESHOLD).
     kit = _kit(tmp_path)
     res = kit.record("fetch", {"url": "https://x/p"}, b"p" * size, determinism="deterministic")
     files = sorted((tmp_path / "store").glob("*/*/*.val"))

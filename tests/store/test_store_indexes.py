@@ -1,6 +1,6 @@
 """The store's indexes: lookups read only what matches, and every index agrees with the
-records themselves through writes, sightings, pins, gc, concurrent writers and stores
-written before the indexes existed. On every implementation."""
+records themselves through writes, sightings, pins, gc, concurrent writers and a reindex
+cut short. On every implementation."""
 
 from __future__ import annotations
 
@@ -13,18 +13,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import diskcache
 import pytest
-import redis
 
 import addressable as ad
 from addressable.adapters import Search
 from addressable.adapters.search import Hit
 from addressable.store.backend import Backend
-from addressable.store.keys import BLOB, PIN, RECORD, TOMBSTONE, blob_key
-
-from .conftest import FakeClock
-from .writer import run_writers
+from addressable.store.keys import BLOB, PIN, RECORD
+from tests.helpers import FakeClock, run_writers
 
 T0 = datetime(2026, 3, 11, 9, 0, tzinfo=UTC)
 
@@ -388,79 +384,36 @@ def test_reindexing_gives_the_same_answers(store: ad.Store) -> None:
     check_indexes(store)
 
 
-# -- stores written before the indexes ---------------------------------------------------
+# -- a reindex cut short ----------------------------------------------------------------
 
 
-def old_layout(when: datetime) -> dict[str, bytes]:
-    """The keys a store written before the indexes holds: two records (one seen again in
-    another session, one pinned), their payloads and a tombstone."""
-    out: dict[str, bytes] = {}
-    ids = []
-    for n, (tool, key, session) in enumerate([("fetch", "https://x.test/a", "old"),
-                                              ("shell", None, "old")]):  # fmt: skip
-        payload = f"old payload {n}".encode()
-        digest = ad.ids.content_hash(payload)
-        args = {"n": n}
-        record = ad.Record(
-            id=ad.ids.result_id(tool, ad.ids.canonical_args(args), key, digest),
-            tool=tool,
-            args=args,
-            key=key,
+def test_a_store_whose_reindex_was_cut_short_is_indexed_again_on_opening(
+    shared_url: str, clock: FakeClock
+) -> None:
+    with ad.open_store(shared_url) as store:
+        fetched = fetches(ad.Toolkit(store, session="old", clock=clock), 3, clock)
+        ad.Toolkit(store, session="later", clock=clock).record(
+            "fetch",
+            {"url": "https://x.test/0"},
+            b"page 0",
             determinism="deterministic",
-            content_hash=digest,
-            size=len(payload),
-            media_type="text/plain",
-            observed_at=when + timedelta(minutes=n),
-            session=session,
+            key="https://x.test/0",
         )
-        out[RECORD + record.id] = record.model_dump_json(exclude_none=True).encode()
-        out[blob_key(digest)] = payload
-        ids.append(record.id)
-    out["o:" + ids[0]] = b'{"at":"2026-03-12T09:00:00Z","session":"later"}\n'  # the fetch
-    out[PIN + ids[1]] = b"1"
-    out[TOMBSTONE + "00000000000000ff"] = b'{"at":"2026-03-10T00:00:00+00:00"}'
-    return out
-
-
-def check_old_store(store: ad.Store) -> None:
-    stats = store.stats()
-    assert (stats.records, stats.blobs, stats.pinned) == (2, 2, 1)
-    assert (stats.sessions, stats.by_tool) == (2, {"fetch": 1, "shell": 1})
-    assert [r.tool for r in store.records(session="later")] == [
-        r.tool for r in store.records(key="https://x.test/a")
-    ]
-    assert [r.tool for r in store.records(newest_first=True, limit=1)] == ["shell"]
-    assert store.resolve("00000000") == "00000000000000ff"  # expired
-    assert isinstance(store, ad.KeyValueStore)
-    check_indexes(store)
-
-
-def test_a_disk_store_from_before_the_indexes_is_indexed_once_on_opening(tmp_path: Path) -> None:
-    path = tmp_path / "old"
-    with diskcache.Cache(str(path)) as cache:  # as the earlier version wrote it
-        for k, v in old_layout(T0).items():
-            cache.set(k, v)
-    with ad.DiskStore(path) as store:
-        check_old_store(store)
-        ad.Toolkit(store, session="new").record("t", {}, b"new", determinism="deterministic")
-    with ad.DiskStore(path) as store:  # not again: the new record is still found
+        store.pin(fetched[1].id)
+        before = store.stats()
+        assert isinstance(store, ad.KeyValueStore)
+        store._backend.drop_indexes()  # what a reindex does first: the marker goes too
+    with ad.open_store(shared_url) as store:
+        assert store.stats() == before
+        assert [r.id for r in store.records(session="later")] == [fetched[0].id]
+        assert [r.id for r in store.records(key="https://x.test/2")] == [fetched[2].id]
+        assert isinstance(store, ad.KeyValueStore)
+        check_indexes(store)
+    with ad.open_store(shared_url) as store:  # indexed whole: not again
+        assert isinstance(store, ad.KeyValueStore)
         backend = Counting(store._backend)
-        reopened = ad.KeyValueStore(backend)  # type: ignore[arg-type]
+        assert ad.KeyValueStore(backend).stats() == before  # type: ignore[arg-type]
         assert RECORD not in backend.listed
-        assert reopened.stats().records == 3
-        assert [r.tool for r in reopened.records(session="new")] == ["t"]
-
-
-def test_a_redis_store_from_before_the_indexes_is_indexed_on_opening(redis_url: str) -> None:
-    namespace = f"old-{uuid.uuid4().hex[:8]}"
-    client = redis.Redis.from_url(redis_url)
-    for k, v in old_layout(T0).items():
-        if k.startswith("o:"):
-            client.rpush(f"{namespace}:{k}", v.rstrip(b"\n"))
-        else:
-            client.set(f"{namespace}:{k}", v)
-    with ad.open_store(f"{redis_url}?namespace={namespace}") as store:
-        check_old_store(store)
 
 
 # -- many writers at once -----------------------------------------------------------------

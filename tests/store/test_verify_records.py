@@ -20,8 +20,7 @@ import redis
 
 import addressable as ad
 from addressable.store.keys import BLOB, RECORD, blob_key
-
-from .conftest import FakeClock
+from tests.helpers import FakeClock
 
 
 def fill(store: ad.Store, clock: FakeClock) -> tuple[ad.Result, ad.Result]:
@@ -158,37 +157,10 @@ def test_a_record_edited_on_the_redis_server_is_damage(redis_url: str, clock: Fa
         assert_altered(store, edited.id, kept)
 
 
-def legacy(store: ad.Store, result: ad.Result) -> bytes:
-    """A record as stores wrote it before records carried a checksum: plain JSON."""
+def without_checksum(store: ad.Store, result: ad.Result) -> None:
+    """Store a record as its JSON alone, without the checksum line the store writes."""
     raw = result.record.model_dump_json(exclude_none=True).encode()
     backend(store).set(RECORD + result.id, raw)
-    return raw
-
-
-def test_records_written_without_a_checksum_still_read(store: ad.Store, clock: FakeClock) -> None:
-    edited, _ = fill(store, clock)
-    legacy(store, edited)
-    assert store.get(edited.id) == edited.record
-    assert ad.Toolkit(store).replay(edited.id).payload == b"<p>a</p>"
-    assert store.verify().ok
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        pytest.param(b'"key":"https://x/a"', b'"key":"https://x/b"', id="key"),
-        pytest.param(b'"tool":"fetch"', b'"tool":"fetch2"', id="tool"),
-        pytest.param(b'"size":8', b'"size":80', id="size"),
-    ],
-)
-def test_an_edited_record_without_a_checksum_is_damage(
-    store: ad.Store, clock: FakeClock, old: bytes, new: bytes
-) -> None:
-    # No checksum to go by: the id, which must follow from the record, still tells.
-    edited, _ = fill(store, clock)
-    backend(store).set(RECORD + edited.id, legacy(store, edited).replace(old, new))
-    report = store.verify()
-    assert [(d.id, d.problem) for d in report.damaged] == [(edited.id, "altered")]
 
 
 @pytest.mark.parametrize(
@@ -201,7 +173,7 @@ def test_gc_keeps_the_payload_of_a_record_it_cannot_read(
     # The record is damage to report, not garbage: its payload is all that is left of it.
     edited, _ = fill(store, clock)
     if not checksum:
-        legacy(store, edited)
+        without_checksum(store, edited)
     edit(store, edited.id, b'"determinism":"deterministic"', b'"determinism":"bogus"')
     store.gc()
     assert backend(store).contains(blob_key(edited.record.content_hash))

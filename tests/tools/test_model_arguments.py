@@ -15,8 +15,8 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Adapter, Api, Fetch, Files, Identity, Memory, Scope, Search, Shell
-
-from .httpserver import LocalServer, Page
+from tests.helpers import ROOT
+from tests.helpers.httpserver import LocalServer, Page
 
 
 def test_an_identity_a_model_names_is_not_sent(
@@ -164,7 +164,7 @@ def test_a_bad_argument_is_answered_as_the_readme_says_whatever_the_tool(
 ) -> None:
     # The Security page (docs/security.md): "The answer is one line, `error: TOOL: argument
     # 'NAME' ...`, and nothing ran or was recorded": an adapter's, a wrapped function's alike.
-    readme = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text()
+    readme = (ROOT / "docs" / "security.md").read_text()
     assert re.search(r"`error: TOOL: argument\s+'NAME'\s+\.\.\.`", readme)
     ran: list[int] = []
     Fetch(kit)

@@ -15,8 +15,7 @@ import pytest
 
 import addressable as ad
 from addressable.adapters import Api, Identity, Scope
-
-from .httpserver import LocalServer, Reply
+from tests.helpers.httpserver import LocalServer, Reply
 
 
 @pytest.fixture

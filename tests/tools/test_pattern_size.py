@@ -8,16 +8,15 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 import addressable as ad
 from addressable.tools.patterns import expanded_size
 from addressable.tools.replay import select
+from tests.helpers import ROOT
 
 ITEMS = 10_000  # what a pattern may stand for written out (PATTERN_ITEMS, as README says)
-ROOT = Path(__file__).resolve().parent.parent
 
 PAGE = "\n".join(f"line {i}: 2026-03-{i:02d} aaaa error" for i in range(1, 31))
 

@@ -9,8 +9,7 @@ import pytest
 
 import addressable as ad
 from addressable.context.stubs import short_id
-
-from .conftest import FakeClock, put_two_sharing_a_prefix
+from tests.helpers import FakeClock, put_two_sharing_a_prefix
 
 # Minified JSON: 2,000 items, one line of about 270,000 characters.
 ONE_LINE = json.dumps(

@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import addressable as ad
-
-from .conftest import FakeClock, put_two_sharing_a_prefix
+from tests.helpers import FakeClock, put_two_sharing_a_prefix
 
 TEXT = "".join(f"line {n}: {'needle' if n in (20, 50) else 'hay'}\n" for n in range(1, 101))
 

@@ -15,8 +15,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 import addressable as ad
 from addressable.adapters import Api, Fetch, Files, LocalIndex, Memory, Scope, Search, Shell
-
-from .httpserver import LocalServer, Page
+from tests.helpers.httpserver import LocalServer, Page
 
 
 class Finish(enum.Enum):

@@ -59,8 +59,7 @@ SCHEMA = (
         tool TEXT PRIMARY KEY, records INTEGER NOT NULL, payloads INTEGER NOT NULL,
         bytes INTEGER NOT NULL) WITHOUT ROWID""",
     # Two triggers, not one with both statements, and `ifnull`, not `coalesce`: each
-    # of those makes SQLite copy the new payload into the trigger (measured: a 10 KB
-    # write's SQL took 30-50 us longer, as long again as the rest of it).
+    # of those makes SQLite copy the new payload into the trigger, on every write.
     """CREATE TRIGGER IF NOT EXISTS addressable_record_counted
     AFTER INSERT ON addressable_records
     BEGIN
@@ -92,8 +91,8 @@ SCHEMA = (
     END""",
     # A payload's token count is a diskcache value (`t:` and its address); each row
     # with that payload keeps a copy, so that a replay reads it with the row. These keep
-    # the copies right whoever writes the value (an earlier version included); a new
-    # row copies it as it is inserted (see `_COUNT`).
+    # the copies right when the value is written or removed; a new row copies it as it
+    # is inserted (see `_COUNT`).
     f"""CREATE TRIGGER IF NOT EXISTS addressable_tokens_added AFTER INSERT ON Cache
     WHEN {_TOKENS.format(row="new")}
     BEGIN
@@ -110,25 +109,14 @@ SCHEMA = (
         UPDATE addressable_records SET tokens = X'' WHERE address = substr(old.key, 3);
     END""",
 )
-# A store made before rows kept the token count: the column (added before SCHEMA's
-# triggers name it), and the counts copied there (after).
-ADD_TOKENS = (
-    "ALTER TABLE addressable_records ADD COLUMN tokens BLOB",
-    "UPDATE addressable_records SET tokens = (SELECT t.value FROM Cache AS t "
-    "WHERE t.key = 't:' || address AND t.raw = 1) WHERE address IN "
-    "(SELECT substr(key, 3) FROM Cache WHERE key >= 't:' AND key < 't;' AND raw = 1)",
-)
-# What an earlier version created and this one does not: dropped on open, before SCHEMA.
-RETIRED = ("DROP TRIGGER IF EXISTS addressable_record_added",)  # both jobs in one
 ADD = "INSERT OR IGNORE INTO addressable_index (name, score, member) VALUES (?, ?, ?)"
 REMOVE = "DELETE FROM addressable_index WHERE name = ? AND score = ? AND member = ?"
 # A record, with its payload unless a copy is stored already (in a record's row, or in
 # diskcache under its address, ?9). VALUES, not INSERT ... SELECT: a SELECT that reads
 # the table it inserts into is run into a temporary table first, the payload copied
-# with the row (measured: 5-7 us of a 10 KB write).
+# with the row.
 # Each insert copies the payload's token count from its diskcache value, or says there
-# is none (an empty blob): NULL is left by writers that predate the copies, and the read
-# then looks for the value itself.
+# is none (an empty blob).
 _COUNT = "ifnull((SELECT value FROM Cache WHERE key = 't:' || ?6 AND raw = 1), X'')"
 PUT = (
     "INSERT OR IGNORE INTO addressable_records "
@@ -151,8 +139,7 @@ SET_ROW = (
 # The payload of a record whose row holds none: another row's copy.
 COPY = "SELECT payload FROM addressable_records WHERE address = ? AND payload IS NOT NULL LIMIT 1"
 # A record with its payload (from its row, another row, or a diskcache row; not a file)
-# and its token count (the row's copy; the diskcache value where a row has none), in one
-# statement.
+# and its token count (the row's copy), in one statement.
 # The copies of the payload are looked for only when the row has none (`coalesce`
 # runs a subquery only when the values before it are NULL; a join would run always).
 JOINED = (
@@ -162,8 +149,7 @@ JOINED = (
     "LIMIT 1), "
     "(SELECT b.value FROM Cache AS b WHERE b.key = 'b:' || r.address AND b.raw = 1 "
     f"AND b.mode = {diskcache.core.MODE_RAW} AND b.filename IS NULL)) AS BLOB), "
-    "nullif(coalesce(r.tokens, (SELECT t.value FROM Cache AS t "
-    "WHERE t.key = 't:' || r.address AND t.raw = 1)), X'') "
+    "nullif(r.tokens, X'') "
     "FROM addressable_records AS r WHERE r.id = ?"
 )
 # The counts the record triggers keep, and the session registry, from the rows again

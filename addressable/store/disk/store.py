@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, suppress
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -24,41 +23,35 @@ from typing import Any
 import diskcache
 
 from ..backend import store_failure, translated
-from ..index import ADDRESS, BLOBS, INDEXES, KEY, SESSION, TIME, TOOL, TOOLS, Entry, Row, micros
+from ..index import ADDRESS, BLOBS, KEY, SESSION, TIME, TOOL, TOOLS, Entry, Row, micros
 from ..keys import BLOB, OBSERVED, RECORD
 from ..kv import KeyValueStore
 from .sql import (
     ADD,
     ADD_SIGHTING,
-    ADD_TOKENS,
     COPY,
     JOINED,
     PUT,
     PUT_ROW,
     RECOUNT,
     REMOVE,
-    RETIRED,
     SCHEMA,
     SET_ROW,
     TOP,
 )
 
 _HASH = re.compile(rb'"content_hash":"([0-9a-f]{64})"')
-_log = logging.getLogger("addressable")
-# Values moved in one transaction: other writers wait for one batch, not the whole move.
-_BATCH = 2000
 
 
 def row_in(value: bytes) -> Row:
-    """The `Row` of a record as stored (by hand, or by an earlier version); a record that
-    cannot be read gets an empty one, and stays for `verify` to name."""
-    body = value if value[:1] == b"{" else value.partition(b"\n")[2]
+    """The `Row` of a record as stored (set by hand, or imported); a record that cannot
+    be read gets an empty one, and stays for `verify` to name."""
     try:
-        data = json.loads(body)
+        data = json.loads(value.partition(b"\n")[2])
         when = datetime.fromisoformat(data["observed_at"])
         key, session = data.get("key"), data.get("session")
         return Row(
-            micros(when if when.tzinfo else when.replace(tzinfo=UTC)),
+            micros(when),
             str(data["tool"]),
             key if isinstance(key, str) else None,
             session if isinstance(session, str) else None,
@@ -78,13 +71,9 @@ _COLUMNS = {TOOL: "tool", KEY: "key", SESSION: "session"}
 _LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1
 
 
-# diskcache writes values from this size on to files of their own. Handing it a file
-# object for those is about twice as fast as handing it the bytes (measured: 1 MB took
-# 3.1 ms against 5.9 ms), and smaller ones are faster as plain bytes in SQLite: a
-# payload under it is kept in its record's row. Measured against diskcache's own 32 KB
-# (files from there on), rows wrote 64-128 KB payloads in half the time and replayed
-# them 10-25% faster; from about 192 KB SQLite's overflow pages read more slowly than a
-# file (256 KB: 150 us against 88).
+# Payloads from this size on go to files, handed to diskcache as file objects; smaller
+# ones stay in their record's row, where SQLite writes and reads them faster than a file
+# (the figures: benchmarks/README.md, "Why the store is built as it is").
 _FILE_THRESHOLD = 128 * 1024
 
 _SETTINGS: dict[str, Any] = {
@@ -133,20 +122,10 @@ class _DiskBackend:
         found = self._sql(
             "SELECT count(*) FROM sqlite_master WHERE name LIKE 'addressable\\_%' ESCAPE '\\'"
         ).fetchone()[0]
-        if found != len(SCHEMA):  # a new store, or one an earlier version made
+        if found != len(SCHEMA):  # a new store
             with self._cache.transact():
-                columns = self._sql("PRAGMA table_info(addressable_records)").fetchall()
-                counts = bool(columns) and "tokens" not in {c[1] for c in columns}
-                if counts:  # rows made before they kept the token count
-                    self._sql(ADD_TOKENS[0])
-                for statement in (*RETIRED, *SCHEMA):
+                for statement in SCHEMA:
                     self._sql(statement)
-                if counts:
-                    self._sql(ADD_TOKENS[1])
-        if self._cache_keys(OBSERVED, limit=1):
-            self._move_sightings()
-        if self._cache_keys(RECORD, limit=1):
-            self._move_records()
 
     @translated("reading")
     def get(self, key: str) -> bytes | None:
@@ -154,10 +133,7 @@ class _DiskBackend:
             row = self._sql(
                 "SELECT value FROM addressable_records WHERE id = ?", (key[len(RECORD) :],)
             ).fetchone()
-            if row is not None:
-                return stored(row[0])
-            # Else a value an earlier version wrote after this store was moved: read as
-            # it wrote it (and moved on the next open), never taken for a missing record.
+            return None if row is None else stored(row[0])
         value = self._cache.get(key)
         if value is None and key.startswith(BLOB):
             row = self._sql(COPY, (key[len(BLOB) :],)).fetchone()
@@ -241,7 +217,7 @@ class _DiskBackend:
         # SQLite's own transaction, opened for writing at once (a read that turned into a
         # write could find the database changed meanwhile). A statement that writes opens
         # its own so, before it reads, waiting for another writer up to the timeout: one
-        # statement needs no BEGIN and COMMIT (measured: about 10 us of a 10 KB write); with
+        # statement needs no BEGIN and COMMIT, and a write is spared their cost; with
         # index entries too, BEGIN IMMEDIATE does the same for several. Inside a
         # transaction this thread already holds, either joins that one.
         con = self._cache._con
@@ -288,7 +264,6 @@ class _DiskBackend:
         if key.startswith(RECORD):
             with self._cache.transact():
                 self._delete_record(key[len(RECORD) :])
-                self._cache.delete(key)  # as an earlier version wrote it, if it did
             return
         if key.startswith(BLOB):  # wherever it is kept
             with self._cache.transact():
@@ -321,13 +296,11 @@ class _DiskBackend:
 
     @translated("reading")
     def contains(self, key: str) -> bool:
-        if (
-            key.startswith(RECORD)
-            and self._sql(
+        if key.startswith(RECORD):
+            row = self._sql(
                 "SELECT 1 FROM addressable_records WHERE id = ?", (key[len(RECORD) :],)
             ).fetchone()
-        ):
-            return True
+            return row is not None
         if key in self._cache:
             return True
         return key.startswith(BLOB) and self._sql(COPY, (key[len(BLOB) :],)).fetchone() is not None
@@ -335,8 +308,8 @@ class _DiskBackend:
     @translated("listing")
     def keys(self, prefix: str) -> list[str]:
         # Ranges of indexes: only the keys with the prefix are read, diskcache's and
-        # the ids of records and sightings kept in their tables.
-        found = self._cache_keys(prefix)
+        # the ids of records and sightings kept in their tables (never in diskcache).
+        found = [k for k in self._cache_keys(prefix) if not k.startswith((RECORD, OBSERVED))]
         for kept, table in ((RECORD, "addressable_records"), (OBSERVED, "addressable_sightings")):
             if kept.startswith(prefix) or prefix.startswith(kept):
                 low = prefix[len(kept) :] if prefix.startswith(kept) else ""
@@ -356,68 +329,16 @@ class _DiskBackend:
     def close(self) -> None:
         self._cache.close()
 
-    # -- rows: a record's row, and values an earlier layout kept ---------------------
+    # -- rows: a record's row, beside diskcache's values ------------------------------
 
-    def _cache_keys(self, prefix: str, limit: int = -1) -> list[str]:
+    def _cache_keys(self, prefix: str) -> list[str]:
         """Keys with `prefix` kept as diskcache values, in order: a range of diskcache's
-        own index on keys (string keys are stored as text), so only those are read.
-        Records and sightings among them are as an earlier version kept them."""
+        own index on keys (string keys are stored as text), so only those are read."""
         rows = self._cache._sql(
-            "SELECT key FROM Cache WHERE key >= ? AND key < ? AND raw = 1 ORDER BY key LIMIT ?",
-            (prefix, prefix + TOP, limit),
+            "SELECT key FROM Cache WHERE key >= ? AND key < ? AND raw = 1 ORDER BY key",
+            (prefix, prefix + TOP),
         )
         return [str(k) for (k,) in rows]
-
-    def _move_records(self) -> None:
-        """Records an earlier version kept as diskcache values move to their table, once,
-        a batch a transaction (a record is read where it is until it has moved); the
-        store then indexes itself again (its marker goes first)."""
-        self._cache._sql("DELETE FROM addressable_index WHERE name = ?", (INDEXES,))
-        done = 0
-        while keys := self._cache_keys(RECORD, limit=_BATCH):
-            with self._moving() as drop:
-                for key in keys:
-                    value = self._cache.get(key)
-                    if value is not None:
-                        self._insert_row(key[len(RECORD) :], bytes(value))
-                    drop(key)
-            done += len(keys)
-            _log.info("moving records at %s: %d moved", self.location, done)
-
-    def _move_sightings(self) -> None:
-        """Sightings an earlier version kept as one diskcache value a record (a line
-        each) move to their table, once, in their order, a batch a transaction."""
-        while keys := self._cache_keys(OBSERVED, limit=_BATCH):
-            with self._moving() as drop:
-                for key in keys:
-                    value = self._cache.get(key)
-                    lines = bytes(value).splitlines() if value else []
-                    self._cache._con.executemany(
-                        ADD_SIGHTING, [(key[len(OBSERVED) :], line) for line in lines]
-                    )
-                    drop(key)
-
-    @contextmanager
-    def _moving(self) -> Iterator[Callable[[str], None]]:
-        """One transaction that moves values out of diskcache: `drop(key)` removes a
-        value's row in it, and the file of a large value only once it has committed
-        (diskcache's own delete removes the file at once, and a move cut short would
-        then lose it). A file left by a process killed in between is a stray gc frees."""
-        files: list[str] = []
-
-        def drop(key: str) -> None:
-            found = self._cache._sql(
-                "SELECT filename FROM Cache WHERE key = ? AND raw = 1", (key,)
-            ).fetchone()
-            if found is not None and found[0] is not None:
-                files.append(str(found[0]))
-            self._cache._sql("DELETE FROM Cache WHERE key = ? AND raw = 1", (key,))
-
-        with self._cache.transact():
-            yield drop
-        for name in files:
-            with suppress(FileNotFoundError):
-                (Path(self._cache.directory) / name).unlink()
 
     def _insert_row(self, record_id: str, value: bytes) -> None:
         """A record's row for its stored value. One there is replaced whole, keeping its

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from ...core.errors import MissingDependency, StoreError
 from ..backend import translated
-from ..index import INDEXES, Entry, Row
+from ..index import Entry, Row
 from ..kv import KeyValueStore
 from .scripts import APPEND, DELETE_HOLDING, INDEX, PUT_PAIR, RELEASE, RENEW
 from .url import read_url, scrubbed
@@ -43,16 +43,13 @@ class _RedisBackend:
             raise StoreError(f"redis store URL {self.location}: {said}") from None
         try:
             self._client.ping()
-            # A namespace an earlier version let hold ":" and that holds a store is still
-            # opened, so that its records can be read and exported; no new one is made.
-            made = ":" in namespace and bool(self._client.exists(f"{namespace}:ix:{INDEXES}"))
         except TypeError as exc:  # a parameter this redis-py's connection does not take
             said = scrubbed(str(exc), secrets)
             raise StoreError(f"redis store URL {self.location}: {said}") from None
         except (redis.RedisError, OSError, ValueError) as exc:
             said = scrubbed(str(exc), secrets)
             raise StoreError(f"cannot reach the redis store at {self.location}: {said}") from exc
-        self.namespace = _checked(namespace, self.location, made) + ":"
+        self.namespace = _checked(namespace, self.location) + ":"
         self._put_pair = self._client.register_script(PUT_PAIR)
         self._append = self._client.register_script(APPEND)
         self._index = self._client.register_script(INDEX)
@@ -268,27 +265,22 @@ class _RedisBackend:
 _NOT_IN_NAMESPACE = re.compile(r"[:*?\[\]\\]")
 
 
-def _checked(namespace: str, location: str, made: bool = False) -> str:
-    """`namespace` if it keeps its keys apart from every other namespace's, or it holds
-    a store already (`made`: one with ":" an earlier version made); else a `StoreError`
-    naming what is wrong with it."""
-    bad = _NOT_IN_NAMESPACE.search(namespace.replace(":", "") if made else namespace)
+def _checked(namespace: str, location: str) -> str:
+    """`namespace` if it keeps its keys apart from every other namespace's; else a
+    `StoreError` naming what is wrong with it."""
+    bad = _NOT_IN_NAMESPACE.search(namespace)
     if bad is not None:
         raise StoreError(
             f"redis store URL {location}: a namespace cannot contain {bad[0]!r} (nor any "
-            "of : * ? [ ] \\): it would reach into other namespaces' keys (a store an "
-            "earlier version made under such a name still opens: export it, then import it "
-            "under a new name)"
+            "of : * ? [ ] \\): it would reach into other namespaces' keys"
         )
     return namespace
 
 
 def _own(key: str) -> bool:
     """Whether a key found under the namespace is one of its own: a kind, a ":", then a
-    hash or an id (see `store.keys`). The indexes ("ix", "ix:...") and the lock are apart.
-    A namespace that starts with this one and a ":" (made before such namespaces were
-    refused) has keys that read here as "<x>:<kind>:<hash>", "<x>:ix" (its totals),
-    "<x>:ix:<index>" and "<x>:lock:exclusive": none of them is ours."""
+    hash or an id (see `store.keys`). The indexes ("ix", "ix:...") and the lock are apart,
+    and a key of any other shape (another program's, with more parts) is not ours."""
     kind, colon, rest = key.partition(":")
     return bool(colon) and kind not in ("ix", "lock") and ":" not in rest and rest != "ix"
 

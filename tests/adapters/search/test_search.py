@@ -16,9 +16,8 @@ import respx
 
 import addressable as ad
 from addressable.adapters import BadAnswer, BraveSearch, Fetch, LocalIndex, Search, SearXNG
-
-from .conftest import FakeClock
-from .httpserver import LocalServer, Page, Reply
+from tests.helpers import FakeClock
+from tests.helpers.httpserver import LocalServer, Page, Reply
 
 TOPICS = [
     "threading",

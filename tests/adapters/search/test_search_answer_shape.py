@@ -11,8 +11,7 @@ import pytest
 import addressable as ad
 import addressable.adapters.search.web as _websearch
 from addressable.adapters import BadAnswer, BraveSearch, Search, SearXNG
-
-from .httpserver import LocalServer, Reply
+from tests.helpers.httpserver import LocalServer, Reply
 
 JSON = {"Content-Type": "application/json"}
 

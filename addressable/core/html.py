@@ -6,6 +6,7 @@ first sentence and links from it, and the adapters' readable text falls back to 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -77,8 +78,11 @@ class _Reader(HTMLParser):
             self.parts.append(data)
 
 
+@functools.lru_cache(maxsize=32)
 def read_html(html: str) -> HtmlPage:
-    """The title, text and links of an HTML document."""
+    """The title, text and links of an HTML document. The same page is read once: a
+    fetch's readable text, its title and its stub's gist all read it, and a page is
+    immutable."""
     reader = _Reader()
     reader.feed(html)
     reader.close()

@@ -105,8 +105,10 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .. import MissingDependency, token_counter
-    from .engine import STRATEGIES, bench, markdown, plot
+    from .engine import bench
+    from .report import markdown, plot
     from .sessions import read_sessions
+    from .simulate import STRATEGIES
 
     try:  # before anything is built or written
         check_settings(

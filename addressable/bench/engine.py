@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable
 
 from .. import Toolkit, open_store, token_counter
 from ..tokens import TokenCounter, Tokenizer, using_tokenizer
-from .report import BenchReport, SessionReport, markdown, plot
-from .sessions import BadLine, Session, read_sessions
+from .report import BenchReport, SessionReport
+from .sessions import BadLine, Session
 from .settings import (
     DEFAULT_CACHE_READ,
     DEFAULT_CACHE_WRITE,
@@ -19,23 +19,7 @@ from .settings import (
 )
 from .simulate import STRATEGIES, Figures, Run, needs_of, simulate
 
-__all__ = [
-    "DEFAULT_CACHE_READ",
-    "DEFAULT_CACHE_WRITE",
-    "DEFAULT_CLEAR_AT_LEAST",
-    "DEFAULT_KEEP",
-    "DEFAULT_TRIGGER",
-    "DEFAULT_WINDOW",
-    "STRATEGIES",
-    "BenchReport",
-    "Figures",
-    "SessionReport",
-    "bench",
-    "check_settings",
-    "markdown",
-    "plot",
-    "read_sessions",
-]
+__all__ = ["bench"]
 
 
 def bench(

@@ -4,6 +4,7 @@ sessions, bad input, and the bundled scenario's acceptance figures."""
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import os
 import subprocess
@@ -617,3 +618,12 @@ def test_the_acceptance_bars_on_the_recorded_sessions(name: str, trigger: int) -
     assert ours.net <= clear.net and ours.net <= window.net
     assert ours.lost_results <= clear.lost_results / 2
     assert ours.cached <= clear.cached
+
+
+def test_the_benchmark_s_defaults_are_compaction_s_own() -> None:
+    # Written out, so that the command line reads them without loading compaction.
+    from addressable.bench import settings
+
+    assert inspect.signature(ad.compact).parameters["budget"].default == settings.DEFAULT_BUDGET
+    assert ad.CachePrices().read == settings.DEFAULT_CACHE_READ
+    assert ad.CachePrices().write == settings.DEFAULT_CACHE_WRITE

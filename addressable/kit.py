@@ -36,6 +36,22 @@ from .tools.registry import ToolRegistry, check_argument_names
 from .tools.replay import NAME as REPLAY
 from .tools.replay import ReplayTool
 
+if TYPE_CHECKING:
+    from anthropic.types import ToolParam as AnthropicToolParam
+    from openai.types.chat import ChatCompletionFunctionToolParam as ChatToolParam
+    from openai.types.responses import FunctionToolParam as ResponsesToolParam
+
+__all__ = [
+    "Clock",
+    "RecordOptions",
+    "Toolkit",
+    "failed",
+    "failed_with",
+    "function_spec",
+    "shown_record",
+    "utc_now",
+]
+
 
 def function_spec(
     f: Callable[..., Any],
@@ -83,22 +99,6 @@ def _unbound_method(f: Callable[..., Any], signature: inspect.Signature) -> bool
     parts = getattr(f, "__qualname__", "").split(".")
     return first in ("self", "cls") and len(parts) > 1 and parts[-2] != "<locals>"
 
-
-if TYPE_CHECKING:
-    from anthropic.types import ToolParam as AnthropicToolParam
-    from openai.types.chat import ChatCompletionFunctionToolParam as ChatToolParam
-    from openai.types.responses import FunctionToolParam as ResponsesToolParam
-
-__all__ = [
-    "Clock",
-    "RecordOptions",
-    "Toolkit",
-    "failed",
-    "failed_with",
-    "function_spec",
-    "shown_record",
-    "utc_now",
-]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

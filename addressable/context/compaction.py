@@ -624,13 +624,6 @@ def pays(listing: Listing, stubs: Mapping[str, int], keep_last: int, prices: Cac
     return prices.read * held >= PAYBACK * prices.write * max(rewrite, 0)
 
 
-def result_tokens(result: ToolResult) -> int:
-    """A result's tokens as a request counts them: its text, and its image or file."""
-    if result.content is None:
-        return count_tokens(result.text)
-    return message_tokens([{"content": list(result.content)}]) - MESSAGE_OVERHEAD
-
-
 CUT = "[…]"
 EARLY_SHARE = 0.2  # of the goal: what cutting before the cache break must free
 MIN_QUOTED = 8  # characters: a plain word this long may be a value a call passes back

@@ -10,7 +10,7 @@ import pytest
 import addressable as ad
 from addressable.bench.sessions import Session
 from addressable.bench.simulate import simulate
-from addressable.context.compaction import result_tokens
+from addressable.context.compaction import Listing
 from addressable.context.messages import IMAGE_TOKENS
 
 PAGE = "\n".join(f"section {n}: the page says something about item {n}" for n in range(150))
@@ -221,9 +221,9 @@ def screenshots(small: int) -> list[dict[str, Any]]:
 
 
 def test_old_images_are_counted_as_the_request_counts_them() -> None:
-    conversation = ad.parse_messages(screenshots(0))
-    image = conversation.results[0]
-    assert result_tokens(image) >= IMAGE_TOKENS > ad.count_tokens(image.text)
+    listing = Listing(screenshots(0))
+    image = listing.conversation.results[0]
+    assert listing.result_tokens(image) >= IMAGE_TOKENS > ad.count_tokens(image.text)
     answers = [ad.compaction_pays(screenshots(n), keep_last=3) for n in range(1, 60)]
     assert answers[0] is False and answers[-1] is True
 

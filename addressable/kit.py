@@ -17,7 +17,7 @@ import inspect
 import os
 import sys
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, Unpack, overload
 
@@ -357,12 +357,23 @@ class Toolkit:
         *,
         is_error: bool = False,
         determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+        content: Sequence[Any] | None = None,
+        shape: str | None = None,
     ) -> Result:
         """Store a tool result this kit did not make (as found in a message list), keyed
         by its tool-call id, so that it too can be evicted and replayed: a Claim unless
-        `determinism` says otherwise. Ingested again, it adds no observation."""
+        `determinism` says otherwise. Ingested again, it adds no observation. A result
+        that held more than text is stored whole: its `content` list, in the list's
+        `shape`."""
         return self._recorder.ingest(
-            call_id, tool, arguments, text, is_error=is_error, determinism=determinism
+            call_id,
+            tool,
+            arguments,
+            text,
+            is_error=is_error,
+            determinism=determinism,
+            content=content,
+            shape=shape,
         )
 
     def get(self, id: str) -> Record:

@@ -94,18 +94,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Annotated, Any, Literal, Protocol, Unpack, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from ..core.blocks import TEXT_TYPES, blocks_text, encode_blocks
+from ..core.blocks import TEXT_TYPES, blocks_text
 from ..core.errors import AddressableError, ArgumentError, IntegrityError, NotFound, StoreError
 from ..core.ids import content_hash, expect, listed, quoted, whole_number
-from ..core.payload import BLOCKS
 from ..core.records import Claim, Determinism, Outcome, Record, Reference, Result, member
 from ..core.secrets import Secrets
 from ..core.tokens import Tokenizer, count_tokens, using_tokenizer
-from ..recording.recorder import Clock, RecordOptions, find_ingested, ingested_options
+from ..recording.recorder import Clock
 from ..store import Store
 from .messages import (
     MESSAGE_OVERHEAD,
@@ -200,8 +199,8 @@ class CompactOptions:
 
 @runtime_checkable
 class Toolkit(Protocol):
-    """What compaction needs of the kit: the store, recording and the tools' record of
-    what was shown. `ad.Toolkit` is one; compaction does not import it (it sits above)."""
+    """What compaction needs of the kit: the store, ingesting results and the tools'
+    record of what was shown. `ad.Toolkit` is one; compaction does not import it (it sits above)."""
 
     @property
     def store(self) -> Store: ...
@@ -217,16 +216,6 @@ class Toolkit(Protocol):
 
     def get(self, id: str) -> Record: ...
 
-    def record(
-        self,
-        tool: str,
-        args: Mapping[str, Any],
-        payload: bytes,
-        *,
-        determinism: Determinism | str,
-        **options: Unpack[RecordOptions],
-    ) -> Result: ...
-
     def ingest(
         self,
         call_id: str,
@@ -236,6 +225,8 @@ class Toolkit(Protocol):
         *,
         is_error: bool = False,
         determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+        content: Sequence[Any] | None = None,
+        shape: str | None = None,
     ) -> Result: ...
 
     def shown(self, text: str) -> str | None: ...
@@ -390,19 +381,20 @@ def _record_of(
     determinism: Determinism,
     shape: Shape,
 ) -> Record | None:
-    """The record a result shows: the kit's own when it made it, else one ingested now.
-    None when the result must stay whole: a record that could be what it shows is an
-    Action whose effect is not known."""
-    if result.content is not None:  # an image or another part that is not text
-        return _record_of_blocks(kit, result, call, determinism, shape)
-    shown = _shown_record(kit, result.text)
-    if shown is not None:
-        if shown.determinism is not Determinism.SIDE_EFFECT and _same_call(shown, call, kit):
-            return shown  # the common case: this call's record, and not an Action
-        found = _call_record(kit, shown, call, determinism)
-        if not isinstance(found, Determinism):
-            return found
-        determinism = found
+    """The record a result shows: the kit's own when it made it, else one ingested now
+    (a result that held more than text, whole). None when the result must stay whole: a
+    record that could be what it shows is an Action whose effect is not known."""
+    if result.content is None:
+        # The call's arguments as its record holds them: with the credentials masked.
+        given = kit.secrets.mask_json(call.arguments) if kit.secrets else call.arguments
+        shown = _shown_record(kit, result.text)
+        if shown is not None:
+            if shown.determinism is not Determinism.SIDE_EFFECT and _same_call(shown, call, given):
+                return shown  # the common case: this call's record, and not an Action
+            found = _call_record(kit, shown, call, given, determinism)
+            if not isinstance(found, Determinism):
+                return found
+            determinism = found
     return kit.ingest(
         result.call_id,
         call.name,
@@ -410,6 +402,8 @@ def _record_of(
         result.text,
         is_error=result.is_error,
         determinism=determinism,
+        content=result.content,
+        shape=shape,
     ).record
 
 
@@ -425,26 +419,30 @@ def _shown_record(kit: Toolkit, text: str) -> Record | None:
 
 
 def _call_record(
-    kit: Toolkit, shown: Record, call: ToolCall, determinism: Determinism
+    kit: Toolkit,
+    shown: Record,
+    call: ToolCall,
+    given: Mapping[str, Any],
+    determinism: Determinism,
 ) -> Record | Determinism | None:
-    """The record of `call` when the record the kit remembers for its text is an Action,
-    or another call's (two calls showed the same text, an error message say: the kit
-    remembers the last). None if any record that could show the text is an Action whose
-    effect is not known; else, when none is the call's, the determinism to ingest it
-    with (`determinism`, but an Action's if the tool's records are). Rare: the store's
-    records of the call's tool are read only then."""
+    """The record of `call` (its arguments `given` as stored) when the record the kit
+    remembers for its text is an Action, or another call's (two calls showed the same
+    text, an error message say: the kit remembers the last). None if any record that
+    could show the text is an Action whose effect is not known; else, when none is the
+    call's, the determinism to ingest it with (`determinism`, but an Action's if the
+    tool's records are). Rare: the store's records of the call's tool are read only then."""
     twins: list[Record] = []  # the tool's records with the same payload as `shown`
     same: list[Record] = []  # the tool's records of the same arguments
     for record in kit.store.records(tool=call.name):
         if record.content_hash == shown.content_hash:
             twins.append(record)
-        elif _same_call(record, call, kit):
+        elif _same_call(record, call, given):
             same.append(record)
-    mine = shown.tool == call.name and _same_call(shown, call, kit)
+    mine = shown.tool == call.name and _same_call(shown, call, given)
     doubtful = twins if mine else [shown, *twins, *same]
     if any(_unsettled(kit, r) for r in doubtful):
         return None
-    own = [r for r in twins if _same_call(r, call, kit)]
+    own = [r for r in twins if _same_call(r, call, given)]
     if own:
         return shown if shown in own else own[-1]
     if any(r.determinism is Determinism.SIDE_EFFECT for r in twins + same):
@@ -452,15 +450,15 @@ def _call_record(
     return determinism
 
 
-def _same_call(record: Record, call: ToolCall, kit: Toolkit) -> bool:
-    """Whether `record` can be the record of `call`: the same tool, and each argument
-    the call gave that the record holds (a tool records its arguments validated, with
-    its defaults; an adapter, its own) the same value, or the same written as text."""
+def _same_call(record: Record, call: ToolCall, given: Mapping[str, Any]) -> bool:
+    """Whether `record` can be the record of `call`, whose arguments are `given` as a
+    record holds them: the same tool, and each argument the call gave that the record
+    holds (a tool records its arguments validated, with its defaults; an adapter, its
+    own) the same value, or the same written as text."""
     if record.tool != call.name:
         return False
     if call.unparsed is not None:
         return True  # arguments that are not JSON: the tool alone says
-    given = kit.secrets.mask_json(call.arguments) if kit.secrets else call.arguments
     return all(
         _same_value(record.args[name], value)
         for name, value in given.items()
@@ -477,28 +475,6 @@ def _same_value(recorded: Any, given: Any) -> bool:
         and isinstance(given, scalars)
         and (str(recorded) == str(given))
     )
-
-
-def _record_of_blocks(
-    kit: Toolkit,
-    result: ToolResult,
-    call: ToolCall,
-    determinism: Determinism,
-    shape: Shape,
-) -> Record:
-    """The record of a result's whole content (text, images, files), keyed by its
-    tool-call id: stored once, found again when the list is compacted again."""
-    assert result.content is not None
-    payload = encode_blocks(result.content, shape)
-    store, secrets = kit.store, kit.secrets
-    found = find_ingested(
-        store, secrets, result.call_id, call.name, call.arguments, payload, determinism
-    )
-    if found is not None:
-        return found
-    options = ingested_options(result.call_id, result.text, result.is_error, determinism)
-    options["media_type"] = BLOCKS
-    return kit.record(call.name, call.arguments, payload, determinism=determinism, **options).record
 
 
 def _unsettled(kit: Toolkit, record: Record) -> bool:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import codecs
 import contextvars
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, Unpack
 
+from ..core.blocks import encode_blocks
 from ..core.errors import (
     AddressableError,
     AmbiguousId,
@@ -30,7 +31,7 @@ from ..core.ids import (
     read_args,
     result_id,
 )
-from ..core.payload import TEXT, charset_of
+from ..core.payload import BLOCKS, TEXT, charset_of
 from ..core.records import (
     Determinism,
     Outcome,
@@ -286,21 +287,31 @@ class Recorder:
         *,
         is_error: bool = False,
         determinism: Determinism | str = Determinism.NONDETERMINISTIC,
+        content: Sequence[Any] | None = None,
+        shape: str | None = None,
     ) -> Result:
         """Store a tool result this kit did not make (as found in a message list),
         keyed by its tool-call id, so that it too can be evicted and replayed. Where it
         came from is unknown, so it is a Claim unless `determinism` says otherwise; a
         side effect is an Action whose outcome is `unknown` (nobody said what it did).
         Ingesting the same result again (a list compacted twice) finds the first record
-        and adds no observation: the result was not seen again, only read again."""
+        and adds no observation: the result was not seen again, only read again. A result
+        that held more than text (images, files) is stored whole: its `content` list, in
+        the list's `shape` (`text` is then the part the model read as text)."""
         determinism = member(Determinism, determinism, "determinism")
         payload = text.encode("utf-8")
+        if content is not None:
+            if shape is None:
+                raise ArgumentError("ingest: content= needs the shape= of its message list")
+            payload = encode_blocks(content, shape)
         found = find_ingested(
             self.store, self.secrets, call_id, tool, arguments, payload, determinism
         )
         if found is not None:
             return Result(record=found, payload=self.store.read(found))
         options = ingested_options(call_id, text, is_error, determinism)
+        if content is not None:
+            options["media_type"] = BLOCKS
         return self.record(tool, arguments, payload, determinism=determinism, **options)
 
     def tokens(self, id: str) -> int:

@@ -341,6 +341,11 @@ _DETERMINISMS = "deterministic, nondeterministic, side_effect"
             id="ingest",
         ),
         pytest.param(
+            lambda kit: kit.ingest("call_1", "t", {}, "x", content=[{"type": "text", "text": "x"}]),
+            "ingest: content= needs the shape= of its message list",
+            id="ingest-content",
+        ),
+        pytest.param(
             lambda kit: ad.compact(
                 [{"role": "user", "content": "hi"}], kit=kit, determinism_of={"t": "bogus"}
             ),
@@ -366,3 +371,17 @@ def test_a_value_no_enum_has_is_an_argument_error_listing_the_values(
         call(kit)
     assert str(raised.value) == said
     assert list(kit.store.records()) == []  # refused before anything was stored
+
+
+def test_a_result_with_an_image_is_ingested_whole(tmp_path: Path) -> None:
+    kit = ad.Toolkit(ad.open_store(f"disk://{tmp_path / 'store'}"))
+    content = [
+        {"type": "text", "text": "the chart"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}},
+    ]
+    first = kit.ingest("call_1", "plot", {"n": 1}, "the chart", content=content, shape="anthropic")
+    assert first.record.media_type == "application/vnd.addressable.content+json"
+    again = kit.ingest("call_1", "plot", {"n": 1}, "the chart", content=content, shape="anthropic")
+    assert again.record.id == first.record.id  # found, not stored twice
+    shown = kit.replay(first.record.id)
+    assert b"iVBO" in shown.payload and b"the chart" in shown.payload

@@ -2,7 +2,17 @@
 `Claim`), when it pays, and with what gist.
 """
 
-from .context.compaction import PAYBACK, CachePrices, Compaction, Evicted, compact, compaction_pays
+from .context.compaction import (
+    PAYBACK,
+    CachePrices,
+    Compaction,
+    Evicted,
+    compact,
+    compaction_pays,
+    early_pays,
+    requests_ahead,
+    trim,
+)
 from .context.stubs import evict, parse_stub
 from .context.summarize import MIN_BUDGET, DefaultSummarizer, Summarizer
 from .core.records import Claim, Reference
@@ -19,6 +29,9 @@ __all__ = [
     "Summarizer",
     "compact",
     "compaction_pays",
+    "early_pays",
     "evict",
     "parse_stub",
+    "requests_ahead",
+    "trim",
 ]

@@ -12,6 +12,7 @@ from .context.messages import (
     message_text,
     message_tokens,
     parse,
+    said,
     set_result_text,
 )
 from .core.errors import MalformedMessages
@@ -26,5 +27,6 @@ __all__ = [
     "message_text",
     "message_tokens",
     "parse",
+    "said",
     "set_result_text",
 ]

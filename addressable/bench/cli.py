@@ -95,6 +95,12 @@ def add_arguments(
         help="folder for report.md, report.json, plot.png and, for the bundled "
         f"scenario, its trajectory scenario.jsonl (./{DEFAULT_OUT})",
     )
+    p.add_argument(
+        "--ablate",
+        action="store_true",
+        help="also run each strategy without trimming, without the early rule and "
+        "without both, into the report's ablation table",
+    )
     p.add_argument("--plot", metavar="PATH", help="also write the plot here")
     p.add_argument("--markdown", metavar="PATH", help="also write the table here")
 
@@ -163,6 +169,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             cache_write=args.cache_write,
             kits=kits,
             tokenizer=token_counter(args.encoding) if args.encoding else None,
+            ablate=args.ablate,
             progress=lambda sid, done: bar.update(task, completed=done, description=sid[:40]),
         )
     # Plain lines on stderr (not rich's console, which would wrap them): one a problem.

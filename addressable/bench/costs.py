@@ -6,7 +6,9 @@ caching, the round trips that read a lost result again, and the window's hard li
   result again (same tool, same arguments) and reads it in full, so that request is the
   context at that turn plus the call and the result. The result is then in the context
   like any other, until the strategy evicts it again; the turn's own message comes after
-  it. `recovery` sums those requests, `lost_results` counts the distinct results read
+  it. Words the agent or the user wrote that a turn lost values from (a turn dropped,
+  the agent's message cut) cost a round trip too: they are said again, in full.
+  `recovery` sums those requests, `lost_results` counts the distinct results read
   again, `requests` sums the recorded turns' requests, `net` is requests + recovery.
   The strategy acts only before the recorded turns' requests, not between round trips.
 - Prompt caching. `cached` prices every request, round trips included, in order: the
@@ -49,6 +51,7 @@ class Figures(BaseModel):
     artifact: int = 0  # tokens of the stubs, placeholders and state documents made
     lost: int = 0  # dependencies (values) not in the request when a call needed them
     lost_results: int = 0  # distinct results read again to get lost values back
+    lost_said: int = 0  # lost values only the agent's or the user's removed words held
     recovery: int = 0  # tokens of the round trips' requests
     net: int = 0  # requests + recovery
     cached: int = 0  # every request priced with prompt caching, in input-token units
@@ -148,7 +151,9 @@ def reread_id(turn: int, n: int, call_id: str) -> str:
 
 def read_again(source: Source, call_id: str, session: Session) -> list[dict[str, Any]]:
     """A round trip in the session's shape: the call that gave `source`, run again, and
-    its result in full."""
+    its result in full; or, for words the agent or the user wrote, those words again."""
+    if source.call_id is None:
+        return [{"role": "user", "content": source.text}]
     if session.shape == "anthropic":
         return [
             {

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from .. import Toolkit, open_store, token_counter
 from ..tokens import TokenCounter, Tokenizer, using_tokenizer
+from .needs import Needs
 from .report import BenchReport, SessionReport
 from .sessions import BadLine, Session
 from .settings import (
@@ -15,7 +18,10 @@ from .settings import (
     DEFAULT_KEEP,
     DEFAULT_TRIGGER,
     DEFAULT_WINDOW,
+    VARIANTS,
+    Options,
     check_settings,
+    low_water,
 )
 from .simulate import STRATEGIES, Figures, Run, needs_of, simulate
 
@@ -35,6 +41,7 @@ def bench(
     kits: dict[str, Toolkit] | None = None,
     progress: Callable[[str, int], None] | None = None,
     tokenizer: Tokenizer | None = None,
+    ablate: bool = False,
 ) -> BenchReport:
     """Replay every session under every strategy. `kits` gives the kit that recorded a
     session (by id), so that its stubs point at the exact records; others get a fresh
@@ -45,6 +52,10 @@ def bench(
     A session whose request goes over `window` for a strategy counts in that strategy's
     `failed`; its figures still count in the totals, for the whole session (see
     `bench.simulate`), so that every strategy's totals cover the same turns.
+
+    Every strategy runs with the same `Options` (trimming and the early rule, both on).
+    With `ablate`, each one but `none` also runs with each of `VARIANTS` (the options
+    one at a time, and none), into the report's `ablation`.
 
     `tokenizer` (any callable `str -> int`) makes every count, as in `compact`; without
     it, `count_tokens` (cl100k_base) does. The report's `encoding` names the encoding
@@ -72,6 +83,7 @@ def bench(
             kits=kits,
             progress=progress,
             encoding=_encoding_of(tokenizer),
+            ablate=ablate,
         )
 
 
@@ -96,11 +108,23 @@ def _bench(
     kits: dict[str, Toolkit] | None,
     progress: Callable[[str, int], None] | None,
     encoding: str | None,
+    ablate: bool,
 ) -> BenchReport:
     totals = {name: Figures() for name in STRATEGIES}
+    varied = [name for name in STRATEGIES if name != "none"] if ablate else []
+    ablation = {name: {variant: Figures() for variant in VARIANTS} for name in varied}
     reports: list[SessionReport] = []
     errors: list[BadLine] = []
     done = 0
+    settings: dict[str, Any] = {
+        "trigger": trigger,
+        "keep": keep,
+        "budget": budget,
+        "clear_at_least": clear_at_least,
+        "window": window,
+        "cache_read": cache_read,
+        "cache_write": cache_write,
+    }
     for item in sessions:
         if isinstance(item, BadLine):
             errors.append(item)
@@ -110,27 +134,21 @@ def _bench(
             open_store("memory://"), session=item.session_id
         )
         needs = needs_of(item)
+
         for name in STRATEGIES:
-            if name == "addressable+state" and item.task is None:
-                runs[name] = runs["addressable"]  # no task list: no document to add
-            else:
-                runs[name] = simulate(
-                    item,
-                    name,
-                    trigger=trigger,
-                    keep=keep,
-                    kit_for=_constant(kit),
-                    budget=budget,
-                    clear_at_least=clear_at_least,
-                    window=window,
-                    cache_read=cache_read,
-                    cache_write=cache_write,
-                    needs=needs,
-                )
+            runs[name] = _run(item, name, Options(), kit, needs, runs, settings)
             totals[name] = totals[name].add(runs[name].figures)
             done += 1
             if progress:
                 progress(item.session_id, done)
+        for variant, options in VARIANTS.items():
+            alike: dict[str, Run] = {}
+            for name in varied:
+                same = options == Options()  # the default run, already made
+                alike[name] = (
+                    runs[name] if same else _run(item, name, options, kit, needs, alike, settings)
+                )
+                ablation[name][variant] = ablation[name][variant].add(alike[name].figures)
         reports.append(
             SessionReport(
                 session_id=item.session_id,
@@ -146,10 +164,28 @@ def _bench(
         cache_read=cache_read,
         cache_write=cache_write,
         encoding=encoding,
+        low_water=low_water(trigger),
+        options=dataclasses.asdict(Options()),
         strategies=totals,
+        ablation=ablation,
         per_session=reports,
         errors=errors,
     )
+
+
+def _run(
+    session: Session,
+    name: str,
+    options: Options,
+    kit: Toolkit,
+    needs: Needs,
+    earlier: dict[str, Run],
+    settings: dict[str, Any],
+) -> Run:
+    """One strategy over one session; `earlier` the runs of the same options before it."""
+    if name == "addressable+state" and session.task is None:
+        return earlier["addressable"]  # no task list: no document to add
+    return simulate(session, name, kit_for=_constant(kit), needs=needs, options=options, **settings)
 
 
 def _constant(kit: Toolkit) -> Callable[[Session], Toolkit]:

@@ -21,6 +21,7 @@ COLUMNS = (
     "artifact",
     "lost",
     "lost_results",
+    "lost_said",
     "recovery",
     "net",
     "cached",
@@ -45,15 +46,21 @@ class BenchReport(BaseModel):
     cache_read: float = DEFAULT_CACHE_READ
     cache_write: float = DEFAULT_CACHE_WRITE
     encoding: str | None  # the encoding tokens were counted in; None: a tokenizer's own
+    low_water: int = 0  # where window drops to and trimming cuts to: half the trigger
+    options: dict[str, bool] = {}  # what every strategy ran with: trim, early
     strategies: dict[str, Figures]
+    ablation: dict[str, dict[str, Figures]] = {}  # strategy -> variant -> figures
     per_session: list[SessionReport]
     errors: list[BadLine] = []
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON the benchmark writes (per-turn series left out: they are for the plot)."""
+        """The JSON the benchmark writes (per-turn series left out: they are for the plot;
+        `ablation` only when it was run)."""
         data = self.model_dump(mode="json", exclude={"per_session": {"__all__": {"per_turn"}}})
         if not self.errors:
             data.pop("errors")
+        if not self.ablation:
+            data.pop("ablation")
         return data
 
 
@@ -78,9 +85,39 @@ def markdown(report: BenchReport) -> str:
         "again in full) for each result a turn lost values from. cached: each request's "
         f"prefix shared with the previous request at {report.cache_read:g}, the rest at "
         f"{report.cache_write:g}. failed: sessions with a request over the window (their "
-        "figures still count)."
+        "figures still count). Every strategy ran with the same options: "
+        f"{_options(report.options)}."
+    )
+    text = caption + "\n\n" + "\n".join(lines) + "\n"
+    if report.ablation:
+        text += "\n" + ablation_table(report, net_base, cached_base)
+    return text
+
+
+ABLATION_COLUMNS = ("net", "cached", "lost", "lost_results", "lost_said", "peak")
+
+
+def ablation_table(report: BenchReport, net_base: int, cached_base: int) -> str:
+    """What each option is worth on its own: every strategy but `none` with each
+    variant of the options, its net and cached tokens as a share of `none`'s."""
+    head = ["strategy", "options", *ABLATION_COLUMNS, "net/none", "cached/none(cached)"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---" + "|---:" * (len(head) - 2) + "|"]
+    for name, variants in report.ablation.items():
+        for variant, figures in variants.items():
+            cells = [f"{getattr(figures, c):,}" for c in ABLATION_COLUMNS]
+            cells += [f"{figures.net / net_base:.3f}", f"{figures.cached / cached_base:.3f}"]
+            lines.append(f"| {name} | {variant} | " + " | ".join(cells) + " |")
+    caption = (
+        "Ablation: each strategy with none of the options (plain), with trimming the "
+        "agent's older messages to the low-water mark (trim), with the early rule "
+        "(early), and with both (trim+early, the table above)."
     )
     return caption + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _options(options: dict[str, bool]) -> str:
+    on = [name for name, value in options.items() if value]
+    return ", ".join(on) if on else "none"
 
 
 def _counted(encoding: str | None) -> str:

@@ -1,10 +1,11 @@
-"""The benchmark's settings in one place: their defaults, their checks, and what the
-`addressable` strategies pass to `ad.compact`. The cache prices default to
-`ad.CachePrices()`'s, which compaction prices its own timing with."""
+"""The benchmark's settings in one place: their defaults, their checks, and the options
+every strategy takes alike. The cache prices default to `ad.CachePrices()`'s, which
+compaction prices its own timing with."""
 
 from __future__ import annotations
 
 import reprlib
+from dataclasses import dataclass
 from typing import Any
 
 from .. import ArgumentError
@@ -18,9 +19,11 @@ __all__ = [
     "DEFAULT_OUT",
     "DEFAULT_TRIGGER",
     "DEFAULT_WINDOW",
-    "TRIM_SHARE",
+    "LOW_WATER_SHARE",
+    "VARIANTS",
+    "Options",
     "check_settings",
-    "compact_options",
+    "low_water",
 ]
 
 DEFAULT_BUDGET = 120  # tokens a stub may take: compact's own default (a test holds them equal)
@@ -31,10 +34,30 @@ DEFAULT_TRIGGER = 100_000  # input tokens, as hosted context editing defaults
 DEFAULT_KEEP = 3  # tool results kept whole
 DEFAULT_CLEAR_AT_LEAST = 0  # tokens `clear` must free to act
 DEFAULT_OUT = "addressable-bench"  # the folder `addressable bench` writes its outputs to
-# What the `addressable` strategies pass as `compact(trim_to=)`, as a share of the
-# trigger: when stubs alone leave a request over it, the agent's old words are cut, in
-# one batch, down to it (the next compaction many turns away).
-TRIM_SHARE = 0.5
+# The low-water mark, as a share of the trigger: `window` drops old turns down to it,
+# and trimming cuts the agent's old words down to it when a strategy's own step leaves
+# the request over it (one batch: the next compaction many turns away).
+LOW_WATER_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Options:
+    """The techniques that are not a strategy's own step, which every strategy takes
+    alike: `trim`, the agent's older messages cut down to the low-water mark when the
+    step leaves the request over it (`compact(trim_to=)`, `compaction.trim`); `early`,
+    acting under the trigger when prompt caching makes it pay (`compaction.early_pays`)."""
+
+    trim: bool = True
+    early: bool = True
+
+
+# What `--ablate` runs each strategy with besides the default (every option on).
+VARIANTS = {
+    "plain": Options(trim=False, early=False),
+    "trim": Options(trim=True, early=False),
+    "early": Options(trim=False, early=True),
+    "trim+early": Options(trim=True, early=True),
+}
 
 
 def check_settings(
@@ -82,10 +105,6 @@ def check_settings(
         raise ArgumentError("; ".join(problems))
 
 
-def compact_options(trigger: int, budget: int | None, system: str | None) -> dict[str, Any]:
-    """What the `addressable` strategies pass to `ad.compact` besides the messages, the
-    kit, `keep_last` and `format`. The system prompt counts in the request's tokens."""
-    options: dict[str, Any] = {"system": system, "trim_to": int(TRIM_SHARE * trigger)}
-    if budget is not None:
-        options["budget"] = budget
-    return options
+def low_water(trigger: int) -> int:
+    """The low-water mark of a trigger (see `LOW_WATER_SHARE`)."""
+    return int(LOW_WATER_SHARE * trigger)

@@ -2,24 +2,31 @@
 
 Every assistant message in a session is a request: the system prompt and everything
 before it, as the strategy has left it. When a request is over `trigger` tokens the
-strategy acts first:
+strategy acts first, with its own step:
 
 - ``none``: nothing; the context only grows.
 - ``clear``: as hosted context editing does it: every tool result but the newest `keep`
   becomes a fixed placeholder, if that frees at least `clear_at_least` tokens.
-- ``window``: the oldest turns (an assistant message and its results) are dropped, the
-  task and the newest turn kept, until the request fits under the trigger.
-- ``addressable``: `ad.compact`: References and Claims with the default summariser, at
-  a request over the trigger, or before it once compacting pays at the cache prices
-  (`ad.compaction_pays`: the old results have cost in cache reads `PAYBACK` times what
-  compacting costs to write again).
+- ``window``: the oldest turns (an assistant message and what follows it) are dropped,
+  the task and the newest turn kept, down to the low-water mark (half the trigger), as
+  truncation settings do; then it waits for the trigger again.
+- ``addressable``: `ad.compact`: References and Claims with the default summariser.
 - ``addressable+state``: the same, plus the state document, placed after the task.
-- ``oracle``: knows the future. At the same points as ``clear`` (a request over the
-  trigger, the newest `keep` results spared, `clear_at_least` alike), every result that
-  no call from this turn on needs becomes the placeholder; the others stay whole. It
-  loses nothing: the floor, in lost values, for a policy that evicts whole results. It
-  is not a floor in tokens: keeping a result whole for many turns until a late call
-  needs it can cost more than dropping it and paying one round trip then.
+- ``oracle``: knows the future. Where ``clear`` acts (the newest `keep` results spared,
+  `clear_at_least` alike), every result that no call or message from this turn on needs
+  becomes the placeholder; the others stay whole. It loses no result: the floor, in
+  lost results, for a policy that evicts whole results. It is not a floor in tokens:
+  keeping a result whole for many turns until a late call needs it can cost more than
+  dropping it and paying one round trip then.
+
+Every strategy takes the same `Options`, the techniques that are not its own step:
+
+- trim: when its step leaves the request over the low-water mark, the agent's older
+  messages are cut down to it (`compaction.trim`, as `compact(trim_to=)` does);
+- early: under the trigger, it takes its step once that pays under prompt caching
+  (`compaction.early_pays`: what the step takes off each request still to come before
+  the trigger, against what it writes to the cache again, the state document included).
+  An early step trims nothing.
 
 What it costs (requests, prompt caching, round trips, the window) is priced in `bench.costs`;
 what each turn needs (its dependencies), in `bench.needs`.
@@ -35,12 +42,14 @@ from typing import Any
 from .. import (
     ArgumentError,
     CachePrices,
+    Compaction,
     StateDocument,
     Toolkit,
     compact,
     compaction_pays,
     count_tokens,
 )
+from ..compaction import early_pays, trim
 from ..messages import message_text, message_tokens, set_result_text
 from ..messages import parse as parse_messages
 from ..tokens import Tokenizer, using_tokenizer
@@ -60,12 +69,13 @@ from .settings import (
     DEFAULT_CACHE_WRITE,
     DEFAULT_CLEAR_AT_LEAST,
     DEFAULT_WINDOW,
+    Options,
     check_settings,
-    compact_options,
+    low_water,
 )
 from .statedoc import state_document
 
-__all__ = ["PLACEHOLDER", "STRATEGIES", "Figures", "Run", "needs_of", "simulate"]
+__all__ = ["PLACEHOLDER", "STRATEGIES", "Figures", "Options", "Run", "needs_of", "simulate"]
 
 STRATEGIES = ("none", "clear", "window", "addressable", "addressable+state", "oracle")
 PLACEHOLDER = "[tool result cleared to save context]"
@@ -73,7 +83,10 @@ PLACEHOLDER = "[tool result cleared to save context]"
 
 
 @dataclass
-class _Made:
+class _Step:
+    """What a strategy's step made of the context: the new one, and what it wrote."""
+
+    context: list[dict[str, Any]]
     artifact: int = 0
     state: StateDocument | None = None
     note: dict[str, Any] | None = None  # the state document's message, when there is one
@@ -88,6 +101,11 @@ class _Settings:
     window: int
     cache_read: float
     cache_write: float
+    options: Options
+
+    @property
+    def low_water(self) -> int:
+        return low_water(self.trigger)
 
 
 class _Replay:
@@ -122,22 +140,24 @@ class _Replay:
         for turn, message in enumerate(self.session.messages):
             if message.get("role") == "assistant":
                 request = self._size()
-                due = self._due(request)
-                if due:
-                    self._act(turn, early=due == "early")
-                    request = self._size()
+                if self.strategy != "none":
+                    step = self._due(turn, request)
+                    if step is not None:
+                        self._take(step)
+                        request = self._size()
                 self._send(request)
                 figures.requests += request
                 spent = request
-                for n, source in enumerate(self._lost(turn)):
-                    call_id = reread_id(turn, n, source.call_id)
-                    self.origin[call_id] = source.call_id
+                for n, (read, source) in enumerate(self._lost(turn)):
+                    call_id = reread_id(turn, n, read)
+                    self.origin[call_id] = read
                     self.context = [*self.context, *read_again(source, call_id, self.session)]
                     size = self._size()
                     self._send(size)
                     figures.recovery += size
                     spent += size
-                    self.read_again.add(source.call_id)
+                    if source.call_id is not None:
+                        self.read_again.add(read)
                 self.run.per_turn.append(spent)
                 for call in self.needs.calls_at.get(turn, []):
                     asked = [call.name, call.arguments, call.unparsed]
@@ -154,24 +174,73 @@ class _Replay:
         )
         return self.run
 
-    def _due(self, request: int) -> str | None:
-        """Whether the strategy acts before this request: "trigger" over the trigger;
-        "early" under it, for the addressable strategies, once compacting may pay (the
-        list says so; `compact` decides on the results it may stub)."""
+    def _due(self, turn: int, request: int) -> _Step | None:
+        """The step the strategy takes before this request, if any: over the trigger,
+        its step (trimmed, with the option); under it, with the early option, its step
+        untrimmed once that pays."""
         settings = self.settings
-        if self.strategy == "none":
-            return None
         if request > settings.trigger:
-            return "trigger"
-        if self.kit is not None and compaction_pays(
+            step = self._step(turn, early=False)
+            if step is not None and settings.options.trim:
+                step = self._trimmed(step)
+            return step
+        if not settings.options.early or not self._may_pay():
+            return None
+        step = self._step(turn, early=True)
+        if step is None:
+            return None
+        after = self.system + sum(self.tokens.of(m) for m in step.context)
+        changed = _first_change(self.context, step.context)
+        rewritten = sum(self.tokens.of(m) for m in step.context[changed:])
+        pays = early_pays(
+            saved=request - after,
+            rewritten=rewritten,
+            turns=sum(1 for m in self.context if m.get("role") == "assistant"),
+            tokens=request,
+            trigger=settings.trigger,
+            prices=self._prices(),
+        )
+        return step if pays else None
+
+    def _may_pay(self) -> bool:
+        """For the addressable strategies, whether stubs may pay, as the list alone says
+        (their stubs estimated): the store is not touched until then. The others' steps
+        cost nothing to try."""
+        if self.kit is None:
+            return True
+        settings = self.settings
+        return compaction_pays(
             self._base(),
             keep_last=settings.keep,
             cache_prices=self._prices(),
             format=self.session.shape,
             budget=DEFAULT_BUDGET if settings.budget is None else settings.budget,
-        ):
-            return "early"
-        return None
+            trigger_tokens=settings.trigger,
+            system=self.session.system,
+        )
+
+    def _take(self, step: _Step) -> None:
+        self.context = step.context
+        self.run.figures.artifact += step.artifact
+        if step.state is not None:
+            self.state, self.note = step.state, step.note
+
+    def _trimmed(self, step: _Step) -> _Step:
+        """The step, and the agent's older messages cut down to the low-water mark when
+        it left the request over it; what they quote from results as the list had them
+        before the step stays."""
+        done = trim(
+            step.context,
+            to=self.settings.low_water,
+            keep_last=self.settings.keep,
+            format=self.session.shape,
+            system=self.session.system,
+            changed_from=_first_change(self.context, step.context),
+            quoting=self.context,
+        )
+        if not done.cut:
+            return step
+        return _Step(done.messages, step.artifact, step.state, step.note)
 
     def _base(self) -> list[dict[str, Any]]:
         """The context without the state document's message, which compaction leaves."""
@@ -190,9 +259,11 @@ class _Replay:
             figures.failed = 1
         self.cache.send(self.context, size)
 
-    def _lost(self, turn: int) -> list[Source]:
-        """The sources of the values this turn's calls need and its request does not
-        show, in the order the session showed them; counts the values in `lost`."""
+    def _lost(self, turn: int) -> list[tuple[str, Source]]:
+        """What to read or say again for the values this turn's calls and message need
+        and its request does not show (results by call id, words by message), in the
+        order the session showed them; counts the values in `lost`, and those only the
+        agent's or the user's removed words held in `lost_said`."""
         needed = self.needs.by_turn.get(turn)
         if not needed:
             return []
@@ -203,29 +274,30 @@ class _Replay:
         for value, source in needed:
             if value not in visible:
                 self.run.figures.lost += 1
-                lost.setdefault(source.call_id, source)
-        return sorted(lost.values(), key=lambda s: s.position)
+                if source.call_id is None:
+                    self.run.figures.lost_said += 1
+                    lost.setdefault(f"said-{source.position[0]}", source)
+                else:
+                    lost.setdefault(source.call_id, source)
+        return sorted(lost.items(), key=lambda item: item[1].position)
 
-    def _act(self, turn: int, early: bool = False) -> None:
+    def _step(self, turn: int, early: bool) -> _Step | None:
+        """The strategy's own step on the context (None: it does nothing)."""
         if self.strategy == "clear":
-            made = self._clear(lambda call_id: False)
-        elif self.strategy == "oracle":
+            return self._clear(lambda call_id: False)
+        if self.strategy == "oracle":
             last_use = self.needs.last_use
 
             def needed(call_id: str) -> bool:
                 return last_use.get(self.origin.get(call_id, call_id), -1) >= turn
 
-            made = self._clear(needed)
-        elif self.strategy == "window":
-            self.context = _window(self.context, self.settings.trigger, self.system, self.tokens)
-            made = _Made()
-        else:
-            made = self._compact(turn, early)
-        self.run.figures.artifact += made.artifact
-        if made.state is not None:
-            self.state, self.note = made.state, made.note
+            return self._clear(needed)
+        if self.strategy == "window":
+            kept = _window(self.context, self.settings.low_water, self.system, self.tokens)
+            return None if len(kept) == len(self.context) else _Step(kept)
+        return self._compact(turn)
 
-    def _clear(self, spare: Callable[[str], bool]) -> _Made:
+    def _clear(self, spare: Callable[[str], bool]) -> _Step | None:
         """Every result but the newest `keep` (and those `spare` names) becomes the
         placeholder, if that frees at least `clear_at_least` tokens."""
         shape = self.session.shape
@@ -243,24 +315,24 @@ class _Replay:
             freed += self.tokens.of(before) - self.tokens.of(out[result.index])
             placeholders += 1
         if freed < self.settings.clear_at_least or not placeholders:
-            return _Made()
-        self.context = out
-        return _Made(artifact=placeholders * count_tokens(PLACEHOLDER))
+            return None
+        return _Step(out, artifact=placeholders * count_tokens(PLACEHOLDER))
 
-    def _compact(self, turn: int, early: bool) -> _Made:
+    def _compact(self, turn: int) -> _Step | None:
+        """Every old result a stub (trimming is the caller's), and the state document."""
         assert self.kit is not None
         session, settings = self.session, self.settings
-        options = compact_options(settings.trigger, settings.budget, session.system)
-        if early:  # compact decides, and cuts nothing under the trigger
-            options = {k: v for k, v in options.items() if k != "trim_to"}
-            options["cache_prices"] = self._prices()
-        done = compact(
-            self._base(), kit=self.kit, keep_last=settings.keep, format=session.shape, **options
+        done: Compaction = compact(
+            self._base(),
+            kit=self.kit,
+            keep_last=settings.keep,
+            format=session.shape,
+            system=session.system,
+            budget=DEFAULT_BUDGET if settings.budget is None else settings.budget,
         )
-        if early and not done.evicted:  # it did not pay after all: the list stays as it was
-            return _Made()
-        made = _Made(artifact=sum(e.tokens_after for e in done.evicted))
-        out = done.messages
+        if not done.evicted:
+            return None
+        step = _Step(done.messages, artifact=sum(e.tokens_after for e in done.evicted))
         if self.strategy == "addressable+state" and session.task is not None:
             document = state_document(session, self.kit, turn, self.state, self.needs)
             if document is not None:
@@ -268,13 +340,24 @@ class _Replay:
                     exclude_defaults=True
                 )
                 fresh = {"role": "user", "content": text}
-                made = _Made(
-                    artifact=made.artifact + self.tokens.of(fresh), state=document, note=fresh
-                )
+                out = step.context
                 first_user = next((n for n, m in enumerate(out) if m.get("role") == "user"), 0)
-                out = [*out[: first_user + 1], fresh, *out[first_user + 1 :]]
-        self.context = out
-        return made
+                step = _Step(
+                    [*out[: first_user + 1], fresh, *out[first_user + 1 :]],
+                    artifact=step.artifact + self.tokens.of(fresh),
+                    state=document,
+                    note=fresh,
+                )
+        return step
+
+
+def _first_change(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> int:
+    """The first message of `after` that is not `before`'s at the same place: where the
+    prompt cache breaks."""
+    for n, (old, new) in enumerate(zip(before, after, strict=False)):
+        if old is not new:
+            return n
+    return min(len(before), len(after))
 
 
 def simulate(
@@ -291,10 +374,12 @@ def simulate(
     cache_write: float = DEFAULT_CACHE_WRITE,
     needs: Needs | None = None,
     tokenizer: Tokenizer | None = None,
+    options: Options | None = None,
 ) -> Run:
-    """Replay `session` under `strategy`; see the module docstring. `needs` is what
-    `needs_of(session)` gives, when it is already known. `tokenizer` (any callable
-    `str -> int`) makes every count; without it, `count_tokens` does."""
+    """Replay `session` under `strategy` with `options` (every one on, by default); see
+    the module docstring. `needs` is what `needs_of(session)` gives, when it is already
+    known. `tokenizer` (any callable `str -> int`) makes every count; without it,
+    `count_tokens` does."""
     if strategy not in STRATEGIES:
         raise ArgumentError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     check_settings(
@@ -306,15 +391,26 @@ def simulate(
         budget=budget,
         clear_at_least=clear_at_least,
     )
-    settings = _Settings(trigger, keep, budget, clear_at_least, window, cache_read, cache_write)
+    settings = _Settings(
+        trigger,
+        keep,
+        budget,
+        clear_at_least,
+        window,
+        cache_read,
+        cache_write,
+        Options() if options is None else options,
+    )
     kit = kit_for(session) if strategy.startswith("addressable") else None
     with using_tokenizer(tokenizer):
         return _Replay(session, strategy, settings, kit, needs or needs_of(session)).replay()
 
 
 def _window(
-    context: list[dict[str, Any]], trigger: int, system: int, tokens: Tokens
+    context: list[dict[str, Any]], goal: int, system: int, tokens: Tokens
 ) -> list[dict[str, Any]]:
+    """The context with its oldest turns dropped until it is at most `goal` tokens; the
+    task (what comes before the first assistant message) and the newest turn stay."""
     first = next((n for n, m in enumerate(context) if m.get("role") == "assistant"), len(context))
     head, body = context[:first], context[first:]
     turns: list[list[dict[str, Any]]] = []
@@ -325,7 +421,7 @@ def _window(
     while (
         len(turns) > 1  # the newest turn holds what the next message answers: never dropped
         and system + sum(tokens.of(m) for m in head) + sum(tokens.of(m) for t in turns for m in t)
-        > trigger
+        > goal
     ):
         turns.pop(0)
     return head + [m for t in turns for m in t]

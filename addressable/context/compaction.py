@@ -21,14 +21,16 @@ paying their way, when the results are large.
 
 So the decision is rent or buy: each request that carries an old result (one older than
 the newest `keep_last`, not yet a stub) pays to read what its stub would save;
-compacting is worth it once what those old results have cost in reads since they left
-the newest `keep_last` is `PAYBACK` times what compacting now would cost to write again
-(the list from the first of them, their stubs in their place). `PAYBACK` is above 1
-because a result stubbed early is more likely to be needed again (a round trip), and
-because the next turns may be few.
+compacting now is worth it when what the stubs save, over the requests still to come
+before the trigger would compact anyway, is `PAYBACK` times what compacting now would
+cost to write again (the list from the first of them, their stubs in their place).
+`PAYBACK` is above 1 because a result stubbed early is more likely to be needed again
+(a round trip), and because the requests to come are a guess.
 
-The turns come from the message list alone: a result left the newest `keep_last` when
-the `keep_last`-th result after it came, and each agent message since was a request.
+That guess comes from the message list alone (`requests_ahead`): as many requests as
+the session has made so far, and no more than are left before the list, growing at its
+pace so far, reaches the trigger. A session that has just begun, or is close to its
+trigger, waits.
 `compaction_pays` estimates the stubs from the list; `compact` prices the stubs it made.
 
 The agent's older words cut short, when stubs alone leave a list too large.
@@ -71,7 +73,7 @@ the prompt cache whole in between.
 Results smaller than `MIN_EVICT_TOKENS` go only when an older result goes in the same
 compaction: the prompt cache is broken before them then, and their stubs save a little.
 With `trim_to`, the agent's old words are cut too when stubs alone leave the list over
-it (see `context.trim`).
+it (see `trim`).
 
 A stub leaves out the values the list shows outside tool results and in the stubs
 before it, and shows the short id the store gave its record. Once made, it is
@@ -81,7 +83,6 @@ kit on the same store.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import copy
 import hashlib
@@ -544,6 +545,8 @@ def compaction_pays(
     cache_prices: CachePrices | None = None,
     format: str = "auto",
     budget: int = DEFAULT_BUDGET,
+    trigger_tokens: int | None = None,
+    system: str | None = None,
     tokenizer: Tokenizer | None = None,
 ) -> bool:
     """Whether compacting `messages` now pays under prompt caching (see the module
@@ -551,13 +554,18 @@ def compaction_pays(
     `STUB_HEAD` tokens and a gist of `stub_budget` (within `budget`). False when there
     is none. A result `compact` would keep (pinned, an Action whose outcome is unknown,
     one whose stub would save nothing) counts here; `compact(cache_prices=)` decides
-    on the stubs it can make. `tokenizer` counts, as in `compact`."""
+    on the stubs it can make. `trigger_tokens` is where the list would be compacted
+    anyway (see `requests_ahead`); `system` counts in the list's tokens, and
+    `tokenizer` counts, as in `compact`."""
     whole_number("keep_last", keep_last, 0)
     whole_number("budget", budget, MIN_BUDGET)
+    if trigger_tokens is not None:
+        whole_number("trigger_tokens", trigger_tokens, 1)
     prices = CachePrices() if cache_prices is None else checked_prices(cache_prices)
     with using_tokenizer(tokenizer):
-        listing = Listing(messages, format)
-        return pays(listing, estimated(listing, keep_last, budget), keep_last, prices)
+        listing = Listing(messages, format, system)
+        stubs = estimated(listing, keep_last, budget)
+        return pays(listing, stubs, keep_last, prices, trigger_tokens)
 
 
 def estimated(listing: Listing, keep_last: int, budget: int) -> dict[str, int]:
@@ -572,32 +580,74 @@ def estimated(listing: Listing, keep_last: int, budget: int) -> dict[str, int]:
     }
 
 
-def pays(listing: Listing, stubs: Mapping[str, int], keep_last: int, prices: CachePrices) -> bool:
+def pays(
+    listing: Listing,
+    stubs: Mapping[str, int],
+    keep_last: int,
+    prices: CachePrices,
+    trigger: int | None = None,
+) -> bool:
     """The rule, for the old results `stubs` names (by call id), each with its stub's
-    tokens: what it saves a request (its tokens less its stub's), times the requests
-    that carried it since it left the newest `keep_last`, against what compacting
-    writes again. A result still among the newest `keep_last` is not counted."""
+    tokens: `early_pays` for what the stubs save and what compacting writes again (the
+    list from the first of them). A result still among the newest `keep_last` is not
+    counted; nor is one whose stub would save nothing (it stays, and writes nothing)."""
     results = listing.conversation.results
-    starts = [turn[0] for turn in agent_turns(listing.conversation, listing.messages)]
-    held = 0  # token-requests: what each stub saves, times the requests that carried it
-    saved = 0  # what the stubs take out of the list
+    saved = 0  # what the stubs take out of every request from now on
     first: int | None = None
-    for n, result in enumerate(results[: max(0, len(results) - keep_last)]):
+    for result in results[: max(0, len(results) - keep_last)]:
         stub = stubs.get(result.call_id)
         if stub is None:
             continue
         saving = listing.result_tokens(result) - stub
         if saving <= 0:
-            continue  # its stub would save nothing: it stays, and writes nothing again
-        left = results[n + keep_last].index  # the message it left the newest keep_last at
-        carried = 1 + len(starts) - bisect.bisect_right(starts, left)  # the next one too
-        held += saving * carried
+            continue
         saved += saving
         first = result.index if first is None else first
     if first is None:
         return False
-    rewrite = sum(listing.tokens(i) for i in range(first, len(listing.messages))) - saved
-    return prices.read * held >= PAYBACK * prices.write * max(rewrite, 0)
+    rewritten = sum(listing.tokens(i) for i in range(first, len(listing.messages))) - saved
+    return early_pays(
+        saved=saved,
+        rewritten=max(rewritten, 0),
+        turns=len(agent_turns(listing.conversation, listing.messages)),
+        tokens=listing.total(),
+        trigger=trigger,
+        prices=prices,
+    )
+
+
+def requests_ahead(turns: int, tokens: int, trigger: int | None) -> float:
+    """The requests an early compaction saves on: as many as the session has made so
+    far (`turns`; one that has run n requests is as likely as not to run n more), but
+    no more than are left before the list, growing as it has, reaches `trigger`, where
+    it would be compacted anyway."""
+    if trigger is None or turns == 0:
+        return float(turns)
+    growth = tokens / turns  # what a request has added, on average
+    return min(float(turns), max(0, trigger - tokens) / growth)
+
+
+def early_pays(
+    *,
+    saved: int,
+    rewritten: int,
+    turns: int,
+    tokens: int,
+    trigger: int | None = None,
+    prices: CachePrices | None = None,
+) -> bool:
+    """Whether acting on a list under its trigger pays, under prompt caching: what
+    it takes off each request (`saved` tokens, read from the cache), for the requests
+    still to come before the trigger (`requests_ahead`), against `PAYBACK` times what
+    it writes to the cache again (`rewritten`: the list from the first message it
+    changed, a state document put back near the start included). `turns` is the
+    requests made so far and `tokens` the list's size now. The same rule for any
+    strategy: stubs, placeholders, dropped turns."""
+    prices = CachePrices() if prices is None else checked_prices(prices)
+    if saved <= 0:
+        return False
+    ahead = requests_ahead(turns, tokens, trigger)
+    return prices.read * saved * ahead >= PAYBACK * prices.write * rewritten
 
 
 CUT = "[…]"
@@ -638,6 +688,48 @@ def cut_dialogue(
             tokens = after
             cut += early
     return tokens, sorted(cut)
+
+
+def trim(
+    messages: Sequence[Any],
+    *,
+    to: int,
+    keep_last: int = 3,
+    format: str = "auto",
+    system: str | None = None,
+    changed_from: int | None = None,
+    quoting: Sequence[Any] | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> Compaction:
+    """The agent's older messages cut while the list is over `to` tokens, as
+    `compact(trim_to=)` cuts them once its stubs are not enough: for a list another step
+    made smaller first (results cleared, turns dropped). `changed_from` is the first
+    message that step changed (the prompt cache breaks there, so the messages after it
+    are cut first); `quoting` is the list as it was before it, whose tool results hold
+    the values a cut message keeps (by default, `messages`'). `Compaction.cut` lists the
+    messages cut; nothing is evicted."""
+    whole_number("to", to, 0)
+    whole_number("keep_last", keep_last, 0)
+    with using_tokenizer(tokenizer), _not_too_deep(messages):
+        listing = Listing(messages, format, system)
+        before = listing.total()
+        out = copy.deepcopy([dict(m) for m in listing.messages])
+        tokens, cut = before, list[int]()
+        if before > to:
+            quoted_from = listing.conversation
+            if quoting is not None:
+                quoted_from = parse(views(quoting)[0], listing.shape)
+            broken = len(out) if changed_from is None else changed_from
+            tokens, cut = cut_dialogue(out, quoted_from, keep_last, before, to, broken)
+        return Compaction(
+            messages=restore(listing.originals, out, set(cut), listing.source),
+            evicted=[],
+            tokens_before=before,
+            tokens_after=tokens,
+            shape=listing.shape,
+            source=listing.source,
+            cut=cut,
+        )
 
 
 def _cut(
@@ -906,7 +998,7 @@ def compact(
     With `target_tokens`, results are evicted, least needed first, only until the list
     is at most that many tokens (or nothing is left to evict); without it, every result
     but the newest `keep_last` is. With `trim_to`, a list still over that many tokens
-    once its results are stubs has the agent's oldest messages cut too (see `context.trim`):
+    once its results are stubs has the agent's oldest messages cut too (see `trim`):
     each becomes `[…]` and the values it quotes from tool results, until the list is at
     most `trim_to`; user messages, tool calls and the newest `keep_last` turns stay
     whole, and `Compaction.cut` lists the messages cut. Each stub takes at most
@@ -970,12 +1062,18 @@ def _compact(listing: Listing, kit: Toolkit, options: CompactOptions) -> Compact
     if (
         not over
         and prices is not None
-        and pays(listing, estimated(listing, keep_last, options.budget), keep_last, prices)
+        and pays(
+            listing,
+            estimated(listing, keep_last, options.budget),
+            keep_last,
+            prices,
+            options.trigger_tokens,
+        )
     ):
         candidates = evictable(listing, kit, options)
         stubs = make_stubs(listing, candidates, kit, options)
         made = {call_id: listing.count(line) for call_id, (_, line) in stubs.items()}
-        early = pays(listing, made, keep_last, prices)
+        early = pays(listing, made, keep_last, prices, options.trigger_tokens)
     if not over and not early:
         return Compaction(
             messages=restore(listing.originals, out, set(), listing.source),

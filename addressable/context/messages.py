@@ -622,7 +622,7 @@ def _text_part(kind: str, text: str, replaced: object) -> dict[str, Any]:
 def said(message: Mapping[str, Any], shape: Shape) -> str:
     """The text of a message that is not a tool result: what the user, the system or
     the agent wrote, tool calls and their arguments included. Compaction rewrites it
-    only with `trim_to` (see `context.trim`)."""
+    only when it cuts the agent's older words (`compact(trim_to=)`, `trim`)."""
     if shape == "anthropic":
         content = message.get("content")
         if isinstance(content, list):

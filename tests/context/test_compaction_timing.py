@@ -9,6 +9,7 @@ import pytest
 
 import addressable as ad
 from addressable.bench.sessions import Session
+from addressable.bench.settings import Options
 from addressable.bench.simulate import simulate
 from addressable.context.compaction import Listing
 from addressable.context.messages import IMAGE_TOKENS
@@ -39,32 +40,29 @@ def history(pages: int, small: int) -> list[dict[str, Any]]:
 
 
 def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.CachePrices) -> bool:
-    """The documented rule, worked out here from the list: what each old page's stub
-    would save (20 tokens and a gist of 1% of the page, 12 to 120), times the requests
-    that carried it since it left the newest `keep` (the next one too), against what
-    compacting writes again from the first page on, its stubs in the pages' place."""
+    """The documented rule, worked out here from the list: what the old pages' stubs
+    (20 tokens and a gist of 1% of the page, 12 to 120) take off each request, for as
+    many requests as the list has made so far (no trigger), against what compacting
+    writes again from the first page on, its stubs in the pages' place."""
     results = [n for n, m in enumerate(messages) if m["role"] == "tool"]
     agents = [n for n, m in enumerate(messages) if m["role"] == "assistant"]
-    held = rewrite_from = saved = 0
-    for k, index in enumerate(results[: len(results) - keep]):
+    rewrite_from = saved = 0
+    for index in results[: len(results) - keep]:
         text = messages[index]["content"]
         if text == "ok":
             continue
         tokens = ad.count_tokens(text)
-        saving = tokens - (20 + min(120, max(12, round(tokens / 100))))
-        left = results[k + keep]
-        held += saving * (1 + sum(1 for a in agents if a > left))
-        saved += saving
+        saved += tokens - (20 + min(120, max(12, round(tokens / 100))))
         rewrite_from = rewrite_from or index
     rewrite = ad.message_tokens(messages[rewrite_from:]) - saved
-    return prices.read * held >= ad.PAYBACK * prices.write * rewrite
+    return prices.read * saved * len(agents) >= ad.PAYBACK * prices.write * rewrite
 
 
 def test_old_results_pay_for_a_compaction_once_carried_long_enough() -> None:
     prices = ad.CachePrices()
     answers = [ad.compaction_pays(history(2, n), keep_last=3) for n in range(1, 40)]
     assert answers == [pays_by_the_rule(history(2, n), 3, prices) for n in range(1, 40)]
-    # young: not yet; carried for many requests: yes, and it stays so
+    # a short session so far: not yet; a long one, likely to go on: yes, and it stays so
     assert answers[0] is False and answers[-1] is True
     flip = answers.index(True)
     assert all(answers[flip:])
@@ -133,21 +131,32 @@ def test_the_benchmark_compacts_early_when_it_pays_and_that_costs_less() -> None
     messages = [*history(6, 60), {"role": "assistant", "content": "done"}]
     s = Session(session_id="s", messages=messages, shape="flat")
     kit = ad.Toolkit(ad.open_store("memory://"))
-    trigger = ad.message_tokens(messages) + 1000  # never reached
+    trigger = 10 * ad.message_tokens(messages)  # never reached, and far off
 
-    def run(strategy: str, write: float) -> Any:
+    def run(strategy: str, write: float, early: bool = True) -> Any:
         return simulate(
-            s, strategy, trigger=trigger, keep=3, kit_for=lambda _: kit, cache_write=write
+            s,
+            strategy,
+            trigger=trigger,
+            keep=3,
+            kit_for=lambda _: kit,
+            cache_write=write,
+            options=Options(trim=False, early=early),
         )
 
-    early, clear = run("addressable", 1.25), run("clear", 1.25)
-    assert clear.per_turn == run("none", 1.25).per_turn  # under the trigger: clear waits
+    waiting = run("none", 1.25).per_turn
+    assert run("clear", 1.25, early=False).per_turn == waiting  # under the trigger: it waits
+    early, late = run("addressable", 1.25), run("addressable", 1.25, early=False)
+    assert late.per_turn == waiting
     assert any(b < a for a, b in zip(early.per_turn, early.per_turn[1:], strict=False))
-    assert early.figures.net < clear.figures.net
-    assert early.figures.cached < clear.figures.cached
+    assert early.figures.net < late.figures.net
+    assert early.figures.cached < late.figures.cached
     assert early.figures.lost == 0
-    # a cache write so dear that compacting never pays: addressable waits too
-    assert run("addressable", 1000.0).per_turn == clear.per_turn
+    # the same rule for clear: its placeholders go early too
+    assert run("clear", 1.25).figures.cached < run("clear", 1.25, early=False).figures.cached
+    # a cache write so dear that acting never pays: each waits
+    assert run("addressable", 1000.0).per_turn == waiting
+    assert run("clear", 1000.0).per_turn == waiting
 
 
 def test_an_early_compaction_stubs_every_old_result_whatever_the_target() -> None:
@@ -241,17 +250,30 @@ def test_a_price_too_large_for_a_float_is_refused_in_one_line() -> None:
     assert "\n" not in str(caught.value)
 
 
-def test_results_whose_stubs_would_save_nothing_do_not_pay_for_others() -> None:
-    """Mid-size results compaction leaves whole (their stub would be as long) keep
-    nothing due: a page that has just become old waits as it would alone."""
+def test_results_whose_stubs_would_save_nothing_are_not_counted() -> None:
+    """Mid-size results compaction leaves whole (their stub would be as long) save
+    nothing and write nothing: a fresh page is stubbed alone."""
     mid = [{"role": "user", "content": "task"}]
     for k in range(300):
         mid += turn(k, f"r{k} " + "w " * 60)
     kit = ad.Toolkit(ad.open_store("memory://"))
     assert under_the_trigger(mid, kit).evicted == []  # none of them is worth a stub
     fresh = [*turn(1000, "page\n" + PAGE), *turn(1001, "ok"), *turn(1002, "ok"), *turn(1003, "ok")]
-    assert not ad.compaction_pays([{"role": "user", "content": "task"}, *fresh], keep_last=3)
-    assert under_the_trigger([*mid, *fresh], kit).evicted == []
+    # 300 requests so far: the page, stubbed now, saves on many to come
+    assert [e.call_id for e in under_the_trigger([*mid, *fresh], kit).evicted] == ["c1000"]
+
+
+def test_the_requests_ahead_stop_at_the_trigger() -> None:
+    """Past the trigger the list would be compacted anyway: an early compaction saves
+    only on the requests before it, at the pace the list grew."""
+    assert ad.compaction.requests_ahead(10, 5_000, None) == 10
+    assert ad.compaction.requests_ahead(10, 5_000, 100_000) == 10  # far off: the session's pace
+    assert ad.compaction.requests_ahead(10, 5_000, 6_000) == 2  # 500 tokens a request
+    assert ad.compaction.requests_ahead(10, 7_000, 6_000) == 0
+    messages = history(2, 40)
+    tokens = ad.message_tokens(messages)
+    assert ad.compaction_pays(messages, keep_last=3)
+    assert not ad.compaction_pays(messages, keep_last=3, trigger_tokens=tokens + 50)
 
 
 def test_deciding_not_to_act_leaves_the_store_alone() -> None:

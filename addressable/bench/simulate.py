@@ -355,7 +355,7 @@ def _first_change(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> 
     """The first message of `after` that is not `before`'s at the same place: where the
     prompt cache breaks."""
     for n, (old, new) in enumerate(zip(before, after, strict=False)):
-        if old is not new:
+        if old is not new and old != new:  # compaction gives copies of what it keeps
             return n
     return min(len(before), len(after))
 

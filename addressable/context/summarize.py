@@ -549,9 +549,9 @@ def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 DEFAULT_BUDGET = 120  # tokens a whole stub may take, at most
 MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
 # Besides its essential values, a gist takes this share of the result, and never less
-# than GIST_FLOOR tokens (a JSON document: none): more costs more on every later turn
-# than it saves in round trips.
-STUB_SHARE = 0.01
+# than GIST_FLOOR tokens (a JSON document: none), within the budget: a round trip costs a
+# whole request, so a gist that spares one pays for many turns of its own tokens.
+STUB_SHARE = 0.1
 
 
 def stub_budget(tokens: int, cap: int = DEFAULT_BUDGET) -> int:

@@ -41,7 +41,7 @@ def history(pages: int, small: int) -> list[dict[str, Any]]:
 
 def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.CachePrices) -> bool:
     """The documented rule, worked out here from the list: what the old pages' stubs
-    (20 tokens and a gist of 1% of the page, 12 to 120) take off each request, for as
+    (20 tokens and a gist of a tenth of the page, 12 to 120) take off each request, for as
     many requests as the list has made so far (no trigger), against what compacting
     writes again from the first page on, its stubs in the pages' place."""
     results = [n for n, m in enumerate(messages) if m["role"] == "tool"]
@@ -52,7 +52,7 @@ def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.Cache
         if text == "ok":
             continue
         tokens = ad.count_tokens(text)
-        saved += tokens - (20 + min(120, max(12, round(tokens / 100))))
+        saved += tokens - (20 + min(120, max(12, round(tokens / 10))))
         rewrite_from = rewrite_from or index
     rewrite = ad.message_tokens(messages[rewrite_from:]) - saved
     return prices.read * saved * len(agents) >= ad.PAYBACK * prices.write * rewrite

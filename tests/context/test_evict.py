@@ -65,7 +65,7 @@ def test_a_nondeterministic_result_is_a_claim(kit: ad.Toolkit) -> None:
     claim = ad.evict(res.record, store=kit.store)
     assert isinstance(claim, ad.Claim)
     assert claim.label == '"thread safe"'
-    assert claim.text == '"thread safe", 2 hits: https://d/threading; https://d/queue'
+    assert claim.text == '"thread safe", 2 hits: threading <https://d/threading>; queue <https://d/queue>'
 
 
 def test_an_empty_search_is_a_negative_finding(kit: ad.Toolkit) -> None:
@@ -144,8 +144,9 @@ def test_json_keeps_identifying_fields_first(kit: ad.Toolkit) -> None:
     )
     claim = ad.evict(res.record, store=kit.store, budget=80)
     text = claim.text  # type: ignore[union-attr]
-    # ids and codes are what a later call passes back; a name only where room is left
-    assert text == "reservations=OI5L9G,AQLBTL; id=gift_card_7091239"
+    # ids and codes are what a later call passes back, first; then amounts, and a name
+    # only where room is left
+    assert text == "reservations=OI5L9G,AQLBTL; id=gift_card_7091239; amount=157"
 
 
 def test_an_action_says_its_outcome(kit: ad.Toolkit) -> None:

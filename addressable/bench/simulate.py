@@ -240,7 +240,10 @@ class _Replay:
         )
         if not done.cut:
             return step
-        return _Step(done.messages, step.artifact, step.state, step.note)
+        note = step.note
+        if note is not None:  # the same message, as the trimmed list holds it
+            note = done.messages[next(n for n, m in enumerate(step.context) if m is note)]
+        return _Step(done.messages, step.artifact, step.state, note)
 
     def _base(self) -> list[dict[str, Any]]:
         """The context without the state document's message, which compaction leaves."""

@@ -21,7 +21,7 @@ from addressable.bench import STRATEGIES, bench, markdown, read_sessions
 from addressable.bench.costs import reread_id, shared_text_tokens
 from addressable.bench.sessions import Session
 from addressable.bench.settings import Options
-from addressable.bench.simulate import PLACEHOLDER, needs_of, simulate
+from addressable.bench.simulate import PLACEHOLDER, _Replay, needs_of, simulate
 from addressable.cli import main
 from tests import helpers
 from tests.helpers import modelloop
@@ -643,3 +643,27 @@ def test_the_benchmark_s_defaults_are_compaction_s_own() -> None:
     assert inspect.signature(ad.compact).parameters["budget"].default == settings.DEFAULT_BUDGET
     assert ad.CachePrices().read == settings.DEFAULT_CACHE_READ
     assert ad.CachePrices().write == settings.DEFAULT_CACHE_WRITE
+
+
+def test_the_state_document_stays_one_message_when_the_agent_s_words_are_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Trimming gives copies of the messages it keeps: the document put back at the
+    next compaction replaces the one before, however the list was trimmed."""
+    words = " ".join(f"thought {n}" for n in range(300))
+    s = session(BIG[:8], task=ad.Task(text="look at the outputs", items=["first", "second"]))
+    for message in s.messages:
+        if message.get("tool_calls"):
+            message["content"] = f"{message['content']}: {words}"
+    notes: list[int] = []
+    send = _Replay._send
+
+    def counting(self: _Replay, size: int) -> None:
+        said = [ad.message_text(m) for m in self.context]
+        notes.append(sum(1 for text in said if text.startswith("State of the work so far:")))
+        send(self, size)
+
+    monkeypatch.setattr(_Replay, "_send", counting)
+    run = simulate(s, "addressable+state", trigger=3000, keep=1, kit_for=fresh_kit)
+    assert run.figures.artifact > 0 and notes[-1] == 1  # a document was put in
+    assert max(notes) == 1

@@ -65,7 +65,10 @@ def test_a_nondeterministic_result_is_a_claim(kit: ad.Toolkit) -> None:
     claim = ad.evict(res.record, store=kit.store)
     assert isinstance(claim, ad.Claim)
     assert claim.label == '"thread safe"'
-    assert claim.text == '"thread safe", 2 hits: threading <https://d/threading>; queue <https://d/queue>'
+    assert (
+        claim.text
+        == '"thread safe", 2 hits: threading <https://d/threading>; queue <https://d/queue>'
+    )
 
 
 def test_an_empty_search_is_a_negative_finding(kit: ad.Toolkit) -> None:

@@ -180,16 +180,16 @@ class _Replay:
         untrimmed once that pays."""
         settings = self.settings
         if request > settings.trigger:
-            step = self._step(turn, early=False)
+            step = self._step(turn)
             if step is not None and settings.options.trim:
                 step = self._trimmed(step)
             return step
         if not settings.options.early or not self._may_pay():
             return None
-        step = self._step(turn, early=True)
+        step = self._step(turn)
         if step is None:
             return None
-        after = self.system + sum(self.tokens.of(m) for m in step.context)
+        after = self._size(step.context)
         changed = _first_change(self.context, step.context)
         rewritten = sum(self.tokens.of(m) for m in step.context[changed:])
         pays = early_pays(
@@ -252,8 +252,10 @@ class _Replay:
     def _prices(self) -> CachePrices:
         return CachePrices(read=self.settings.cache_read, write=self.settings.cache_write)
 
-    def _size(self) -> int:
-        return self.system + sum(self.tokens.of(m) for m in self.context)
+    def _size(self, context: list[dict[str, Any]] | None = None) -> int:
+        """A request's tokens: the system prompt and `context` (by default, the one now)."""
+        listed = self.context if context is None else context
+        return self.system + sum(self.tokens.of(m) for m in listed)
 
     def _send(self, size: int) -> None:
         figures = self.run.figures
@@ -284,7 +286,7 @@ class _Replay:
                     lost.setdefault(source.call_id, source)
         return sorted(lost.items(), key=lambda item: item[1].position)
 
-    def _step(self, turn: int, early: bool) -> _Step | None:
+    def _step(self, turn: int) -> _Step | None:
         """The strategy's own step on the context (None: it does nothing)."""
         if self.strategy == "clear":
             return self._clear(lambda call_id: False)

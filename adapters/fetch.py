@@ -10,6 +10,7 @@ plain text of the project's one HTML reader.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -332,6 +333,22 @@ class Fetch(Adapter):
 def html_to_text(html: str) -> str:
     """Readable text of an HTML document: Markdown with links kept when html2text is
     installed, else plain text."""
+    if len(html) <= _REMEMBERED:
+        return _remembered_text(html)
+    return _readable(html)
+
+
+# A page up to this many characters is converted once: an index and the fetches of the
+# same pages convert each again, and html2text takes about 0.3 s for 100 KB.
+_REMEMBERED = 1 << 19
+
+
+@functools.lru_cache(maxsize=64)
+def _remembered_text(html: str) -> str:
+    return _readable(html)
+
+
+def _readable(html: str) -> str:
     try:
         import html2text
     except ImportError:

@@ -29,8 +29,9 @@ left out, never cut, so that no gist ends in a broken fragment.
   line with an error or a test summary), the names of what failed, the paths it lists;
   then its other names, CamelCase and dunders first, then paths and dotted names, the
   most used first
-- JSON (API responses, tool calls): the ids, codes and dates of the resources it holds;
-  then names, amounts and statuses where there is room
+- JSON (API responses, tool calls): the ids, codes and dates of the resources it holds,
+  the objects of a list a row each (`flights (flight_number date): HAT080 2024-05-28 |
+  ...`); then names, amounts and statuses where there is room
 
 Values the conversation already shows (`known`: the task, the agent's own words, the
 calls' arguments, the results kept whole, the stubs before) are not repeated: the room
@@ -40,6 +41,7 @@ goes to what would otherwise be lost.
 from __future__ import annotations
 
 import bisect
+import functools
 import inspect
 import json
 import math
@@ -101,7 +103,7 @@ class Known:
         first: dunders and CamelCase names (classes, exceptions), then paths and dotted
         names, then the rest; in each group the most used first. A name that another
         one holds whole (a file in its path) is left to that one."""
-        found = [n for n in identifiers(text, by_count=True) if self.new(n)][: limit * 2]
+        found = [n for n in _counted(text) if self.new(n)][: limit * 2]
         whole = [n for n in found if not any(n != other and _holds(other, n) for other in found)]
         return sorted(whole, key=_telling)[:limit]
 
@@ -175,6 +177,13 @@ def identifiers(text: str, by_count: bool = False) -> Iterator[str]:
         return (-count[value] if by_count else 0, first[value])
 
     yield from sorted(first, key=rank)
+
+
+@functools.lru_cache(maxsize=64)
+def _counted(text: str) -> tuple[str, ...]:
+    """`identifiers(text, by_count=True)`, found once for each text: a result's stub is
+    made again at every compaction, and for the state document."""
+    return tuple(identifiers(text, by_count=True))
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -355,6 +364,26 @@ def error_parts(record: Record, text: str, known: Known) -> tuple[list[Part], li
 
 def page_parts(text: str, base: str, spare: int, known: Known) -> tuple[list[Part], list[Part]]:
     """A page: its title and first sentence, then the pages it links to and its names."""
+    title, body, sentence, links = _read_page(text, base)
+    # The title and the first sentence together, or the title alone when the
+    # sentence would take more than half the room left for the rest.
+    head = f'"{title}"' if title else ""
+    if sentence and count_tokens(f"{head}: {sentence}") - part_tokens(head) <= spare // 2:
+        head = f"{head}: {sentence}" if head else sentence
+    fresh = [u for u in links if known.new(u)]
+    names = [n for n in known.names(body, limit=24) if not n.startswith("file:")]
+    rest: list[Part] = []
+    if fresh:
+        rest.append(Items("links: ", fresh[:12], " "))
+    if names:
+        rest.append(Items("", names, " "))
+    return [head] if head else [], rest
+
+
+@functools.lru_cache(maxsize=32)
+def _read_page(text: str, base: str) -> tuple[str, str, str, tuple[str, ...]]:
+    """A page's title, text, first sentence and the URLs it links to, read once for each
+    page: its stub is made again at every compaction, and for the state document."""
     page = read_html(text)
     title = page.title
     # One line for each block, its whitespace (tabs, no-break spaces) collapsed.
@@ -364,43 +393,197 @@ def page_parts(text: str, base: str, spare: int, known: Known) -> tuple[list[Par
         (s.strip() for s in _SENTENCE.findall(body) if s.strip() != title and len(s.split()) >= 4),
         "",
     )
-    # The title and the first sentence together, or the title alone when the
-    # sentence would take more than half the room left for the rest.
-    head = f'"{title}"' if title else ""
-    if sentence and count_tokens(f"{head}: {sentence}") - part_tokens(head) <= spare // 2:
-        head = f"{head}: {sentence}" if head else sentence
-    links = [u for u in _links(page.links, base) if known.new(u)]
-    names = [n for n in known.names(body, limit=24) if not n.startswith("file:")]
-    rest: list[Part] = []
-    if links:
-        rest.append(Items("links: ", links[:12], " "))
-    if names:
-        rest.append(Items("", names, " "))
-    return [head] if head else [], rest
+    return title, body, sentence, tuple(_links(page.links, base))
 
 
 def json_parts(data: Any, known: Known) -> tuple[list[Part], list[Part]]:
-    """A JSON document: the ids, codes and dates it holds, then its other key fields."""
+    """A JSON document: the ids, codes and dates it holds, then its other key fields.
+
+    The objects of a list (flights, payments, users) are kept a row each, their fields
+    named once (`flights (flight_number date price): HAT080 2024-05-28 120 | ...`), so
+    that a value stays with the others of its object: a later call passes a flight's
+    number with its own date, not with any date the document holds. A row holds only
+    the fields that say which object it is (ids, codes, dates; names or amounts where it
+    has none of those): on recorded sessions, wider rows cost more than they saved."""
+    scalars: list[tuple[str, Any]] = []
+    tables: dict[str, list[dict[str, Any]]] = {}
+    order: dict[str, int] = {}  # where each field and table first shows, in the document
+    _walk(data, "", scalars, tables, order)
     groups: dict[str, dict[str, None]] = {}  # each field's values, once each, in order
     rank: dict[str, int] = {}
-    for path, value in _leaves(data):
-        if value in ("", None) or isinstance(value, bool):
-            continue
-        name = _field(path)
-        # A Python literal's values may be no JSON (bytes, a set): shown as Python does.
-        shown = value if isinstance(value, str) else json.dumps(value, default=repr)
-        if len(shown) > MAX_VALUE or "\n" in shown:
-            continue
-        groups.setdefault(name, {})[shown] = None
-        rank[name] = min(rank.get(name, 3), _priority(name, value))
-    essential: list[Part] = [f"{len(data)} items"] if isinstance(data, list) else []
-    rest: list[Part] = []
-    for name, values in sorted(groups.items(), key=lambda item: rank[item[0]]):
+    for path, value in scalars:
+        shown = _shown(value)
+        if shown is not None:
+            name = _field(path)
+            groups.setdefault(name, {})[shown] = None
+            rank[name] = min(rank.get(name, 3), _priority(name, value))
+    parts: list[tuple[int, int, Part]] = []
+    for name, rows in tables.items():
+        table = _table(name, rows, known, _count(data, name))
+        if table is not None:
+            parts.append((table[0], order["t:" + name], table[1]))
+    for name, values in groups.items():
         fresh = [v for v in values if len(v) < 6 or known.new(v)]
         if not fresh or (rank[name] == 2 and len(fresh) < len(values)):
             continue
-        (essential if rank[name] == 0 else rest).append(Items(f"{name}=", fresh))
-    return essential, rest
+        parts.append((rank[name], order["f:" + name], Items(f"{name}=", fresh)))
+    if isinstance(data, list) and "" not in tables:
+        parts.append((0, -1, f"{len(data)} items"))
+    parts.sort(key=lambda part: part[:2])
+    essential = [part for r, _, part in parts if r == 0]
+    return essential, [part for r, _, part in parts if r > 0]
+
+
+def _count(data: Any, name: str) -> str:
+    """The head of the table of a document that is a list: how many items it holds."""
+    return f"{len(data)} items" if not name and isinstance(data, list) else ""
+
+
+def _walk(
+    value: Any,
+    path: str,
+    scalars: list[tuple[str, Any]],
+    tables: dict[str, list[dict[str, Any]]],
+    order: dict[str, int],
+) -> None:
+    """Sort a document's leaves: the scalars outside any list of objects, each with its
+    path, and the objects of each list (lists nested in lists flattened), by the list's
+    name. A map whose keys are ids (`{"gift_card_7": {...}}`) is a list of its objects.
+    A list of one object is that object: its fields need no row to stay together."""
+    if isinstance(value, dict):
+        if (
+            len(value) > 1
+            and all(isinstance(v, dict) for v in value.values())
+            and all(_ID_VALUE.fullmatch(str(k)) for k in value)
+        ):
+            rows = _rows(path, tables, order)
+            for k, v in value.items():
+                row = _row(v, path, scalars, tables, order)
+                if k not in row.values():
+                    row = {"key": k, **row}
+                rows.append(row)
+            return
+        for k, v in value.items():
+            _walk(v, f"{path}.{k}" if path else str(k), scalars, tables, order)
+    elif isinstance(value, list):
+        objects = list(_objects(value))
+        if len(objects) > 1:
+            rows = _rows(path, tables, order)
+            rows.extend(_row(v, path, scalars, tables, order) for v in objects)
+        for i, v in enumerate(value):
+            if len(objects) < 2 or not isinstance(v, dict | list):
+                _walk(v, f"{path}[{i}]", scalars, tables, order)
+    else:
+        order.setdefault("f:" + _field(path), len(order))
+        scalars.append((path, value))
+
+
+def _rows(
+    path: str, tables: dict[str, list[dict[str, Any]]], order: dict[str, int]
+) -> list[dict[str, Any]]:
+    """The rows of the table a list at `path` adds to: one for all the lists that share a
+    name (`flights` of every reservation)."""
+    name = re.sub(r"\[\d+\]", "", path)
+    order.setdefault("t:" + name, len(order))
+    return tables.setdefault(name, [])
+
+
+def _objects(value: list[Any]) -> Iterator[dict[str, Any]]:
+    """The objects of a list, and of the lists in it."""
+    for v in value:
+        if isinstance(v, dict):
+            yield v
+        elif isinstance(v, list):
+            yield from _objects(v)
+
+
+def _row(
+    obj: dict[str, Any],
+    path: str,
+    scalars: list[tuple[str, Any]],
+    tables: dict[str, list[dict[str, Any]]],
+    order: dict[str, int],
+) -> dict[str, Any]:
+    """One object of a list: its scalars by their names within it (`prices.economy`),
+    a list of scalars as one value; a list of objects in it is a table of its own."""
+    cells: dict[str, Any] = {}
+    name = re.sub(r"\[\d+\]", "", path)
+
+    def visit(value: Any, sub: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                visit(v, f"{sub}.{k}" if sub else str(k))
+        elif isinstance(value, list):
+            if all(not isinstance(v, dict | list) for v in value):
+                shown = [s for s in map(_shown, value) if s is not None]
+                if shown:
+                    cells[sub] = ",".join(shown)
+            else:
+                _walk(value, f"{name}.{sub}" if name else sub, scalars, tables, order)
+        else:
+            cells[sub] = value
+
+    visit(obj, "")
+    return cells
+
+
+def _table(
+    name: str, rows: list[dict[str, Any]], known: Known, count: str
+) -> tuple[int, Part] | None:
+    """The rank and part of a list of objects: one row each of its fields of the best
+    rank it has, 0 or 1 (see `_priority`), named once. A field with
+    one value in every row is said once, in the head; a row whose values the
+    conversation all shows is left out."""
+    columns: dict[str, int] = {}
+    for row in rows:
+        for column, value in row.items():
+            if _shown(value) is not None:
+                leaf = column if _KEY_FIELDS.search(column) else column.rsplit(".", 1)[-1]
+                columns[column] = min(columns.get(column, 3), _priority(leaf, value))
+    rank = min(columns.values(), default=2)
+    kept = [c for c, r in columns.items() if r == rank]
+    if rank > 1:
+        return None
+    same: list[str] = []
+    if len(rows) > 1:
+        for column in list(kept):
+            values = {_shown(row.get(column)) for row in rows}
+            if len(values) == 1 and None not in values:
+                same.append(f"{column}={_cell(values.pop())}")
+                kept.remove(column)
+    lines: list[str] = []
+    for row in rows:
+        cells = [_shown(row.get(column)) for column in kept]
+        long = [c for c in cells if c is not None and len(c) >= 6]
+        if long and not any(known.new(c) for c in long):
+            continue  # the conversation shows all of it
+        lines.append(" ".join(_cell(c) for c in cells))
+    lines = list(dict.fromkeys(lines))
+    if not lines and not same:
+        return None
+    head = ", ".join(filter(None, [" ".join(filter(None, [count, name])), *same]))
+    if kept and lines:
+        head += f" ({' '.join(kept)}): "
+    return rank, Items(head, lines or [""], " | ")
+
+
+def _shown(value: Any) -> str | None:
+    """A JSON leaf as a stub shows it; None for one it leaves out: empty, a flag, or
+    prose rather than something a call passes back."""
+    if value in ("", None) or isinstance(value, bool):
+        return None
+    # A Python literal's values may be no JSON (bytes, a set): shown as Python does.
+    shown = value if isinstance(value, str) else json.dumps(value, default=repr)
+    if len(shown) > MAX_VALUE or "\n" in shown:
+        return None
+    return shown
+
+
+def _cell(shown: str | None) -> str:
+    """A value in a row: quoted where its spaces or bars would blur the columns."""
+    if shown is None:
+        return "-"
+    return json.dumps(shown, ensure_ascii=False) if re.search(r"[\s|]", shown) else shown
 
 
 def output_parts(

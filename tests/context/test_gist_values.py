@@ -103,3 +103,44 @@ def test_json_a_tool_wrapped_in_a_label_or_a_fence_keeps_its_ids_in_the_stub() -
         stub = ad.evict(record.record, store=kit.store)
         for value in ("4BMN53", "Q0ZF0J", "M05KNL", "certificate_8544743"):
             assert value in stub.text, (form, stub.text)
+
+
+RESERVATION = {
+    "reservation_id": "4BMN53",
+    "flights": [
+        {"origin": "JFK", "flight_number": "HAT080", "date": "2024-05-28", "price": 120},
+        {"origin": "SEA", "flight_number": "HAT249", "date": "2024-05-29", "price": 98},
+    ],
+    "passengers": [
+        {"first_name": "Ivan", "dob": "1973-08-20"},
+        {"first_name": "Mia", "dob": "1955-02-01"},
+    ],
+    "payment_history": [
+        {"payment_id": "gift_card_8190333", "amount": 161},
+        {"payment_id": "gift_card_8190333", "amount": 209},
+    ],
+}
+
+
+def _reservation() -> tuple[ad.Toolkit, ad.Result]:
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    body = json.dumps(RESERVATION).encode()
+    args = {"reservation_id": "4BMN53"}
+    return kit, kit.record("get_reservation", args, body, determinism="nondeterministic")
+
+
+def test_the_objects_of_a_list_keep_their_values_together() -> None:
+    kit, res = _reservation()
+    text = ad.evict(res.record, store=kit.store).text  # type: ignore[union-attr]
+    # a flight's number beside its own date, not in a list of numbers beside a list of
+    # dates; a value all the objects share is said once
+    assert "flights (flight_number date): HAT080 2024-05-28 | HAT249 2024-05-29" in text
+    assert "passengers (dob): 1973-08-20 | 1955-02-01" in text
+    assert "payment_history, payment_id=gift_card_8190333" in text
+
+
+def test_a_row_the_conversation_already_shows_is_left_out() -> None:
+    _, res = _reservation()
+    summarize = ad.DefaultSummarizer(known="we fly HAT080 on 2024-05-28")
+    text = summarize(res.record, res.payload, 120)
+    assert "HAT249 2024-05-29" in text and "HAT080" not in text

@@ -6,9 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import ROOT
 
 
+@pytest.mark.xdist_group("mypy")  # with the docs' check, which reads the same cache
 def test_the_package_passes_mypy_strict() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "addressable", "adapters"],

@@ -143,6 +143,9 @@ def assembled(model: type[_M], values: dict[str, Any], given: set[str]) -> _M:
 class Observation(_Frozen):
     """One sighting of a result: when, and in which session."""
 
+    # Built when first used, as the models below: a listing reads records only.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
     at: AwareDatetime
     session: str | None = None
 
@@ -210,7 +213,9 @@ class Result(BaseModel):
     `REPR_BYTES` bytes and its size (a payload may be megabytes).
     """
 
-    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+    model_config = ConfigDict(
+        frozen=True, ser_json_bytes="base64", val_json_bytes="base64", defer_build=True
+    )
     __setattr__ = _unchanged
 
     record: Record
@@ -278,6 +283,8 @@ class _Cut:
 class Reference(_Frozen):
     """What stays in context for an evicted result that its key reproduces."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
     kind: Literal["reference"] = "reference"
     id: str
     tool: str
@@ -289,6 +296,8 @@ class Reference(_Frozen):
 
 class Claim(_Frozen):
     """What stays in context for an evicted result that cannot be reproduced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     kind: Literal["claim"] = "claim"
     id: str

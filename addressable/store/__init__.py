@@ -1,12 +1,16 @@
 """Stores: where records and payloads live."""
 
+from typing import TYPE_CHECKING, Any
+
 from .backend import Backend
 from .disk.store import DiskStore, default_home
 from .kv import KeyValueStore
 from .memory import MemoryStore
 from .open import open_store
 from .protocol import DamagedRecord, GcReport, Store, StoreStats, VerifyReport
-from .redis.store import RedisStore
+
+if TYPE_CHECKING:
+    from .redis.store import RedisStore
 
 __all__ = [
     "Backend",
@@ -22,3 +26,12 @@ __all__ = [
     "default_home",
     "open_store",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The Redis store is imported when first named: it needs the redis client.
+    if name == "RedisStore":
+        from .redis.store import RedisStore
+
+        return RedisStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from ..core.records import Observation, Record
 class DamagedRecord(BaseModel):
     """A record that cannot be given back as it was stored, or whose payload cannot."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     content_hash: str | None
@@ -34,6 +34,8 @@ class VerifyReport(BaseModel):
     space that `gc` reclaims, not damage.
     """
 
+    model_config = ConfigDict(defer_build=True)
+
     records: int
     blobs_checked: int
     damaged: list[DamagedRecord]
@@ -47,6 +49,8 @@ class VerifyReport(BaseModel):
 
 class GcReport(BaseModel):
     """What `Store.gc` removed, and what it kept because it was pinned."""
+
+    model_config = ConfigDict(defer_build=True)
 
     removed_records: list[str]
     removed_blobs: int
@@ -64,7 +68,7 @@ class Pin(BaseModel):
     of them has ended (`Store.end_session`); one with `until` ends then; one with
     neither (a user pin) lasts until unpinned."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     reason: str = USER_PIN
     sessions: list[str] = []
@@ -83,6 +87,8 @@ class StoreStats(BaseModel):
     `sessions` the sessions that saw a record, first or again; `oldest` and `newest`
     the first observations of the oldest and newest records that can be read (a damaged
     one is passed over: `verify` names it)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     location: str
     records: int

@@ -14,7 +14,7 @@ from .fetch import Fetch, html_to_text
 from .files import Files
 from .memory import Memory, MemoryCommandError
 from .search import BraveSearch, Hit, LocalIndex, Search, SearchBackend, SearXNG
-from .shell import Shell
+from .shell import NoSandbox, Shell
 
 __all__ = [
     "Adapter",
@@ -29,6 +29,7 @@ __all__ = [
     "LocalIndex",
     "Memory",
     "MemoryCommandError",
+    "NoSandbox",
     "PartlyChanged",
     "ResponseTooLarge",
     "Scope",

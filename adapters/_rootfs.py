@@ -70,13 +70,56 @@ def path_problem(exc: OSError) -> str | None:
     return None
 
 
+def _holds_git(top: Path) -> bool:
+    """Whether a folder below `top` is named .git; symlinks are not followed, and a
+    tree deeper than the stack is walked all the same."""
+    stack = [str(top)]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name.casefold() == ".git":
+                        return True
+                    stack.append(entry.path)
+    return False
+
+
+def store_folders(kit: ad.Toolkit) -> tuple[Path, ...]:
+    """The folder the kit's store keeps its files in, if it has one: as the store says,
+    not guessed from a folder's name."""
+    location = kit.store.location
+    if location.startswith("disk://"):
+        return (Path(location.removeprefix("disk://")).resolve(),)
+    return ()
+
+
 class Root:
     """A folder whose paths are opened a name at a time without following symlinks.
-    `show` names a relative path in an error as its caller's user knows it."""
+    `show` names a relative path in an error as its caller's user knows it. Nothing is
+    written, moved or removed in a `.git` folder or in `kept` (the store's folder):
+    `ScopeError` (see `writable`)."""
 
-    def __init__(self, path: Path, show: Callable[[str], str] = str) -> None:
+    def __init__(
+        self, path: Path, show: Callable[[str], str] = str, kept: tuple[Path, ...] = ()
+    ) -> None:
         self.path = path
         self.show = show
+        self.kept = kept
+
+    def writable(self, relative: str, whole: bool = False) -> None:
+        """`ScopeError` unless `relative` may be changed: it is not in a `.git` folder
+        (whose config and hooks the next git runs) nor in, or holding, the store's
+        folder; with `whole` (a removal or a move), neither does any folder it holds."""
+        full = self.path / relative
+        why = None
+        if any(name.casefold() == ".git" for name in relative.split("/")):
+            why = "it is in a repository's .git folder, which the next git reads"
+        elif any(full.is_relative_to(k) or k.is_relative_to(full) for k in self.kept):
+            why = "it is or holds the store's folder"
+        elif whole and full.is_dir() and not full.is_symlink() and _holds_git(full):
+            why = "it holds a repository's .git folder, which the next git reads"
+        if why is not None:
+            raise ad.ScopeError(f"{self.show(relative)!r} is not changed by this tool: {why}")
 
     @contextlib.contextmanager
     def folder(self, relative: str, *, make: bool = False) -> Iterator[tuple[int | None, str]]:
@@ -182,6 +225,7 @@ class Root:
     def write(self, relative: str, data: bytes, mode: int = 0o600) -> None:
         """Write the file `relative` atomically, making the folders that hold it; a new
         file gets `mode` (less the umask), one rewritten keeps its own."""
+        self.writable(relative)
         with self.folder(relative, make=True) as (folder, name):
             write_atomically(name, data, folder, mode)
 
@@ -189,6 +233,7 @@ class Root:
         """Delete the file or folder (with all it holds) at `relative`; a symlink there is
         removed, not what it names. A folder whose removal fails after something in it
         was removed raises `PartlyChanged`; an OSError means nothing was removed."""
+        self.writable(relative, whole=True)
         removed: list[str] = []
         with self.folder(relative) as (folder, name):
             try:
@@ -209,6 +254,8 @@ class Root:
         move fails). A target that is the source or inside it, or one that would put a
         path more than `MAX_DEPTH` names deep, is refused with `ArgumentError` before
         anything is made."""
+        self.writable(old, whole=True)
+        self.writable(new)
         if old == "." or new == old or new.startswith(old + "/"):
             raise ad.ArgumentError(
                 f"cannot move {self.show(old)} to {self.show(new)}: that is inside itself"

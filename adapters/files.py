@@ -21,6 +21,7 @@ from ._rootfs import (
     name_path,
     path_problem,
     resolved,
+    store_folders,
 )
 
 
@@ -60,7 +61,7 @@ class Files(Adapter):
     ) -> None:
         super().__init__(kit, name)
         self.root = Path(root).resolve()
-        self._fs = Root(self.root)
+        self._fs = Root(self.root, kept=store_folders(kit))
         self.max_bytes = max_bytes
         self.writable = writable
         kit.on_rerun(self.name, lambda record: self._read(str(record.args["path"]), True))
@@ -126,6 +127,7 @@ class Files(Adapter):
         if not self.writable:
             raise ad.ScopeError(f"this Files adapter is read-only: {relative} was not written")
         self._walks_as_posix(path, "write")
+        self._fs.writable(relative)  # not .git, not the store: refused, nothing recorded
         # The root, a folder, or a path that ends as a folder's does ("new/", "a/."):
         # nothing is written, not even a temporary file.
         if relative == "." or full.is_dir() or path.rpartition("/")[2] in ("", ".", ".."):

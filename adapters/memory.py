@@ -37,6 +37,7 @@ from ._rootfs import (
     name_path,
     path_problem,
     resolved,
+    store_folders,
 )
 
 PREFIX = "/memories"
@@ -104,7 +105,7 @@ class Memory(Adapter):
         super().__init__(kit, name)
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
-        self._fs = Root(self.root, _shown)
+        self._fs = Root(self.root, _shown, store_folders(kit))
         self.max_bytes = max_bytes
         kit.on_rerun(self.name, lambda record: self._run(thawed(record.args), rerun=True))
 

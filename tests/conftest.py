@@ -112,6 +112,15 @@ def disk_kit(disk_store: ad.DiskStore, clock: FakeClock) -> ad.Toolkit:
 
 
 @pytest.fixture
+def working_kit(work: Path) -> Iterator[ad.Toolkit]:
+    """A kit as the README sets one up: its store in ./.addressable of the folder the
+    agent works in (`work`, a fixture of the test's module)."""
+    kit = ad.Toolkit(ad.open_store(f"disk://{work / '.addressable'}"))
+    yield kit
+    kit.close()
+
+
+@pytest.fixture
 def server() -> Iterator[LocalServer]:
     """A real HTTP server on a free loopback port, stopped after the test."""
     srv = LocalServer()

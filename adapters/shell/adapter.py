@@ -25,8 +25,10 @@ from addressable.recording.argerrors import shown
 from .._base import Adapter, schema
 from .._git import ENV_ALLOW
 from .._http import DEFAULT_MAX_BYTES, ResponseTooLarge
+from .._rootfs import store_folders
 from .process import Ran, run
 from .programs import allowed_programs, cat_key, check_command, classify, command_forms, listed
+from .sandbox import bwrap, sandboxed
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
@@ -48,6 +50,12 @@ class Shell(Adapter):
     `path@commit`). A call ends at its timeout, recorded with the output so far; output
     over `max_bytes` stops it: a read raises `ResponseTooLarge`, a write is recorded
     `unknown`. What it refuses, and what it cannot bound: docs/security.md, "Shell".
+
+    Each command runs in a sandbox (`sandbox.py`; bubblewrap on Linux): it may write only
+    in `cwd` and a private /tmp, sees no home folder, no store, no other process and no
+    network (unless `network=True`), and ends with the call. `read_only=` names more
+    folders it may read. Where no sandbox can be made, `NoSandbox` at once, unless
+    `sandbox=False`: then a command runs with every right of this process.
     """
 
     name = "shell"
@@ -82,9 +90,14 @@ class Shell(Adapter):
         writes: Iterable[str] = (),
         allow_shell: bool = False,
         allow: Iterable[str] | None = None,
+        sandbox: bool = True,
+        network: bool = False,
+        read_only: Iterable[str | os.PathLike[str]] = (),
         name: str | None = None,
     ) -> None:
         allowed = allowed_programs(allow)
+        if sandbox:
+            bwrap()  # NoSandbox now, not at the first call
         names = listed(env_allow, "env_allow")
         pure_prefixes, write_prefixes = listed(pure, "pure"), listed(writes, "writes")
         if allowed is not None and allow_shell:
@@ -107,6 +120,9 @@ class Shell(Adapter):
         self.writes = write_prefixes  # prefixes of commands that change the world
         self.allow_shell = allow_shell
         self.allow = allowed  # the programs a command may start; None: any (see above)
+        self.sandbox = sandbox
+        self.network = network
+        self.read_only = tuple(Path(p).resolve() for p in read_only)
         kit.on_rerun(self.name, self._rerun)
         if allow_shell:
             self.description = "Run a shell command in the working folder and return its output."
@@ -148,9 +164,18 @@ class Shell(Adapter):
         said = (pure, self.pure), (writes, self.writes)
         determinism, key = classify(self.cwd, command_forms(text, argv, shell), text, *said)
         call = ShellCall(self.kit, self.name, args, determinism, key)
+        started = argv
+        if self.sandbox:
+            started = sandboxed(
+                argv,
+                self.cwd,
+                network=self.network,
+                hidden=store_folders(self.kit),
+                read_only=self.read_only,
+            )
         try:
             proc = subprocess.Popen(
-                argv,
+                started,
                 cwd=self.cwd,
                 env=self._environment(),
                 stdin=subprocess.DEVNULL,  # the caller's input is not the program's
@@ -169,6 +194,11 @@ class Shell(Adapter):
             if call.writes:  # a write may have begun: never lost
                 call.failed(exc, ad.Outcome.UNKNOWN)
             raise
+        if self.sandbox and not ran.out and ran.err.startswith(b"bwrap: execvp "):
+            # bwrap could not start the program: what Popen says without a sandbox.
+            why = ran.err.decode(errors="replace").split(": ")[-1].strip()
+            call.failed(FileNotFoundError(why), ad.Outcome.NOT_APPLIED if call.writes else None)
+            raise ad.ArgumentError(f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {why}")
         if ran.over:
             return call.over(ran, argv[0], self.max_bytes)
         read_ok = ran.code == 0 and not ran.timed_out and not call.writes

@@ -24,6 +24,7 @@
     ├── MissingDependency (also ImportError)  an optional extra is not installed
     ├── adapters.ResponseTooLarge        an answer or output over an adapter's max_bytes
     ├── adapters.PartlyChanged           a file change that failed after changing something
+    ├── adapters.NoSandbox               Shell cannot make its sandbox on this machine
     └── adapters.BadAnswer               a server's answer that cannot be read as it says
 
 The adapters' errors live with their adapters; all are exported from `addressable`

@@ -44,6 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentPars
     p.add_argument("--index", help="search: a local SQLite FTS5 index file")
     p.add_argument("--searxng", metavar="URL", help="search: a SearXNG instance instead")
     p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="shell: run commands with this process's rights, not in a sandbox",
+    )
+    p.add_argument(
         "--http",
         type=_port,
         metavar="PORT",
@@ -74,6 +79,9 @@ def run_serve(store: Store, args: argparse.Namespace, out: Any) -> int:
             updates["files"] = config.files.model_copy(update={"root": args.root})
             updates["shell"] = config.shell.model_copy(update={"cwd": args.root})
             given |= {"files.root": "--root", "shell.cwd": "--root"}
+        if args.no_sandbox:
+            shell = updates.get("shell", config.shell)
+            updates["shell"] = shell.model_copy(update={"sandbox": False})
         if args.memory_dir:
             updates["memory"] = config.memory.model_copy(update={"root": args.memory_dir})
             given["memory.root"] = "--memory-dir"

@@ -116,6 +116,9 @@ class ShellConfig(_Strict):
     env_allow: list[str] | None = None
     timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     max_bytes: int = Field(default=10 * 1024 * 1024, gt=0)  # output kept, stdout and stderr
+    sandbox: bool = True  # false: commands run with the server's own rights
+    network: bool = False  # commands may reach the network
+    read_only: list[str] = Field(default_factory=list)  # more folders commands may read
 
 
 class FetchConfig(_Strict):

@@ -89,6 +89,8 @@ def add_adapters(
             if (problem := _not_a_folder(shell.cwd)) is not None:
                 raise refused("shell.cwd", problem)
             options: dict[str, Any] = {"pure": shell.pure, "writes": shell.writes}
+            options |= {"sandbox": shell.sandbox, "network": shell.network}
+            options["read_only"] = shell.read_only
             if shell.env_allow is not None:
                 options["env_allow"] = shell.env_allow
             if shell.allow is not None:
@@ -105,6 +107,12 @@ def add_adapters(
                 )
             except ArgumentError as exc:  # an entry of allow, pure, writes or env_allow
                 raise refused("shell", str(exc).removeprefix("Shell: ")) from None
+            except adapters.NoSandbox as exc:
+                raise refused(
+                    "shell",
+                    f"{exc.why}; serve with --no-sandbox (or shell.sandbox = false in the "
+                    "config) to run commands with the rights of this process",
+                ) from None
         else:
             raise ConfigError(
                 f"unknown adapter {name!r}: use fetch, search, shell, files or memory"

@@ -55,6 +55,14 @@ def test_startup_benchmark_times_every_command_and_writes_its_ratios(tmp_path: P
     assert "version / python" in proc.stdout
 
 
+def test_sandbox_benchmark_times_each_command_both_ways(tmp_path: Path) -> None:
+    proc, figures = run_quick("sandbox.py", tmp_path / "sandbox.json")
+    assert list(figures["commands"]) == ["true", "ls -la", "git status"]
+    for label, row in figures["commands"].items():
+        assert row["ratio"] == pytest.approx(row["sandboxed_ms"] / row["plain_ms"])
+        assert label in proc.stdout
+
+
 def test_compaction_speed_benchmark_writes_its_figures(tmp_path: Path) -> None:
     proc, figures = run_quick("compaction_speed.py", tmp_path / "compaction_speed.json")
     kinds = [(r["kind"], r["scale"]) for r in figures["results"]]

@@ -580,3 +580,20 @@ def test_a_call_nested_past_what_the_sdk_reads_is_answered_in_one_line(
 
     run(scenario)
     assert records(store) == []  # nothing ran, nothing was recorded
+
+
+def test_serve_without_a_sandbox_says_how_to_go_on_in_one_line(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = process_env() | {"PATH": str(tmp_path / "no-programs")}  # no bwrap to find
+    command = [sys.executable, "-m", "addressable", "mcp", "serve", "shell", "--root", str(work)]
+    command += ["--store", str(tmp_path / "store")]
+    done = subprocess.run(command, input="", capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "bwrap is not installed" in line and "--no-sandbox" in line
+    assert "sandbox=False" not in line  # the command line's words, not Python's
+    done = subprocess.run(
+        [*command, "--no-sandbox"], input="", capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr  # it started, and ended with its input

@@ -1,0 +1,113 @@
+"""The sandbox a Shell command runs in: on Linux, bubblewrap (`bwrap`).
+
+Whatever a command's options say, the operating system holds it to this: it sees the
+system's programs and libraries read-only, the working folder read-write (but for the
+repository's config and hooks and the store, read-only or hidden), a private `/tmp`,
+no home folder, no network unless asked, no other process, and it ends with the call,
+daemons included (a PID namespace of its own, which dies with `bwrap`).
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import addressable as ad
+
+# What a program needs to start: the system's programs, libraries and settings. The
+# home folder, /root, /home, /var, /srv, /mnt and /media are not among them.
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+# Inside a repository's .git, what makes the next git run code: read-only in the sandbox.
+GIT_GUARDED = ("config", "config.worktree", "hooks", "info")
+_PROBE_TIMEOUT = 10.0  # seconds
+
+
+class NoSandbox(ad.AddressableError):
+    """Shell cannot make a sandbox on this machine (`why`); nothing was run."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__(
+            f"Shell: {why}; pass sandbox=False to run commands with the rights of this process"
+        )
+
+
+@functools.cache
+def bwrap() -> str:
+    """The path of a `bwrap` that can make the namespaces a sandbox needs; `NoSandbox`,
+    one line, when there is none or the system refuses it (user namespaces off)."""
+    if not sys.platform.startswith("linux"):
+        raise NoSandbox(
+            "no sandbox is made on this system (bubblewrap runs on Linux; for macOS see "
+            "docs/security.md)"
+        )
+    found = shutil.which("bwrap")
+    if found is None:
+        raise NoSandbox(
+            "bwrap is not installed (Debian and Ubuntu: apt install bubblewrap), so no "
+            "sandbox can be made"
+        )
+    probe = [found, "--unshare-all", "--die-with-parent", *_system(), "--", "true"]
+    try:
+        proc = subprocess.run(probe, capture_output=True, timeout=_PROBE_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        why = str(exc)
+    else:
+        if proc.returncode == 0:
+            return found
+        lines = proc.stderr.decode(errors="replace").strip().splitlines()
+        why = lines[-1] if lines else f"exit {proc.returncode}"
+    raise NoSandbox(f"bwrap cannot make a sandbox here ({why[:200]}; user namespaces may be off)")
+
+
+def _system(read_only: Iterable[Path] = ()) -> list[str]:
+    """Options that mount the system's folders (and `read_only`) read-only, with a
+    private /tmp, /dev and /proc."""
+    options: list[str] = []
+    for folder in SYSTEM:
+        path = Path(folder)
+        if path.is_symlink():  # /bin -> usr/bin on a merged /usr
+            options += ["--symlink", str(path.readlink()), folder]
+        elif path.is_dir():
+            options += ["--ro-bind", folder, folder]
+    for path in read_only:
+        options += ["--ro-bind", str(path), str(path)]
+    return [*options, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+
+
+def sandboxed(
+    argv: Sequence[str],
+    cwd: Path,
+    *,
+    network: bool,
+    hidden: Iterable[Path] = (),
+    read_only: Iterable[Path] = (),
+) -> list[str]:
+    """`argv` run by bwrap in a sandbox whose only writable folder is `cwd` (and a
+    private /tmp). `hidden`: folders shown empty and read-only (the store); inside
+    `cwd`'s `.git`, what makes the next git run code is read-only. `read_only`: more
+    folders the command may read (a Python outside /usr, a toolchain)."""
+    options = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session"]
+    if network:
+        options.append("--share-net")
+    options += _system(read_only)
+    options += ["--bind", str(cwd), str(cwd)]
+    git = cwd / ".git"
+    if git.is_dir() and not git.is_symlink():
+        for name in GIT_GUARDED:
+            guarded = git / name
+            if guarded.is_symlink():
+                continue  # bwrap would follow it, out of the folder
+            if name == "hooks" and not guarded.exists():
+                # A hooks folder the command could make would run at the next commit.
+                options += ["--tmpfs", str(guarded), "--remount-ro", str(guarded)]
+            elif guarded.exists():
+                options += ["--ro-bind", str(guarded), str(guarded)]
+    for folder in hidden:
+        if folder == cwd or folder.is_relative_to(cwd) or cwd.is_relative_to(folder):
+            options += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
+    return [*options, "--chdir", str(cwd), "--", *argv]

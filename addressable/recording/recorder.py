@@ -343,13 +343,27 @@ def ingested_options(
 
 
 def masked_payload(secrets: Secrets, payload: bytes, media_type: object) -> bytes:
-    """`payload` as it is stored: every value `secrets` resolved masked, in UTF-8 and,
-    when its media type names another charset, as it reads in that one."""
+    """`payload` as it is stored: every value `secrets` resolved masked, in UTF-8, in
+    the charset its media type names, and in the one its byte-order mark says (a
+    reader takes UTF-16 from the mark when no charset is named)."""
     payload = secrets.mask_bytes(payload)
     charset = charset_of(media_type) if isinstance(media_type, str) else "utf-8"
     if codecs.lookup(charset).name != "utf-8":
         payload = secrets.mask_in(payload, charset)
+    for mark, codec in _MARKS:
+        if payload.startswith(mark):
+            return mark + secrets.mask_in(payload[len(mark) :], codec)
     return payload
+
+
+# Byte-order marks and the encodings they say; UTF-32's first, as UTF-32 LE's starts
+# with UTF-16 LE's.
+_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 
 
 def find_ingested(

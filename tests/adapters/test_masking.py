@@ -9,6 +9,7 @@ HTML-escaped, and for its random core alone, which every one of those forms cont
 from __future__ import annotations
 
 import base64
+import codecs
 import html
 import io
 import json
@@ -321,3 +322,28 @@ def test_a_secret_echoed_in_the_charset_the_answer_names_is_stored_masked(
     assert value not in stored.decode(charset, errors="replace")
     assert json.loads(stored.decode(charset)) == {"you_sent": "Bearer [secret:env:ECHO_TOKEN]"}
     assert result.record.media_type == media
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le"])
+def test_a_secret_echoed_in_utf16_with_a_byte_order_mark_and_no_charset_is_masked(
+    disk_kit: ad.Toolkit, server: LocalServer, secret_env: Callable[[str], str], codec: str
+) -> None:
+    # No charset named, but the mark says how a reader (a browser, `file`, Python's
+    # "utf-16") takes the bytes.
+    value = secret_env("MARKED_TOKEN")
+    mark = {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE}.get(
+        codec, codecs.BOM_UTF32_LE
+    )
+
+    def echo(request: Request) -> Reply:
+        body = f"you sent {request.headers.get('Authorization')}".encode(codec)
+        return Reply(200, mark + body, {"Content-Type": "text/plain"})
+
+    server.routes[("GET", "/me")] = echo
+    identity = Identity(name="me", headers={"Authorization": "Bearer secret:env:MARKED_TOKEN"})
+    api = Api(disk_kit, identities=[identity], scope=Scope(origins=(server.url("/"),)))
+    result = api.get(server.url("/me"), identity="me")
+    stored = disk_kit.store.read(result.record)
+    assert stored.startswith(mark)
+    text = stored[len(mark) :].decode(codec)
+    assert value not in text and text == "you sent Bearer [secret:env:MARKED_TOKEN]"

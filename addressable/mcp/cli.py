@@ -4,6 +4,8 @@ Nothing here imports the `mcp` SDK until a command runs."""
 from __future__ import annotations
 
 import argparse
+import os
+import secrets
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +14,8 @@ from ..core.errors import EXIT_OK, EXIT_USAGE, ConfigError
 if TYPE_CHECKING:
     from ..store import Store
 
+# Where `mcp serve --http` reads its bearer token; without it, one is made at start.
+TOKEN_VARIABLE = "ADDRESSABLE_MCP_TOKEN"
 DESCRIPTION = (
     "Serve the toolkit over the Model Context Protocol, or stand in front of another MCP "
     "server so that its results are recorded: every tool result gets an id and a link to "
@@ -52,7 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentPars
         "--http",
         type=_port,
         metavar="PORT",
-        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio",
+        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio, to "
+        f"clients that send the bearer token it prints at start (or ${TOKEN_VARIABLE})",
     )
 
     p = sub.add_parser("proxy", parents=[common], help=PROXY, description=PROXY)
@@ -98,7 +103,15 @@ def run_serve(store: Store, args: argparse.Namespace, out: Any) -> int:
         return _usage(str(exc))
     server = build_server(kit)
     if args.http is not None:
-        anyio.run(serve_http, server, args.http)
+        token = os.environ.get(TOKEN_VARIABLE) or secrets.token_urlsafe(32)
+        said = f"the token in ${TOKEN_VARIABLE}" if os.environ.get(TOKEN_VARIABLE) else token
+        print(
+            f"addressable: serving MCP at http://127.0.0.1:{args.http}/mcp; clients send "
+            f"the header Authorization: Bearer {said}",
+            file=sys.stderr,
+            flush=True,
+        )
+        anyio.run(serve_http, server, args.http, token)
     else:
         anyio.run(serve_stdio, server)
     return EXIT_OK

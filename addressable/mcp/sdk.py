@@ -8,6 +8,8 @@ from ..core.errors import MissingDependency
 try:
     import mcp_types as types
     from mcp import Client, StdioServerParameters
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.auth.settings import AuthSettings
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
@@ -17,6 +19,8 @@ except ImportError as exc:  # pragma: no cover - the dev extra installs it
     raise MissingDependency("addressable mcp", "mcp", "mcp") from exc
 
 __all__ = [
+    "AccessToken",
+    "AuthSettings",
     "Client",
     "MCPError",
     "Server",

@@ -8,6 +8,7 @@ thread; nothing synchronous that needs the loop is ever run inside it.
 
 from __future__ import annotations
 
+import hmac
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from ..tools.replay import NAME as REPLAY
 from ..tools.replay import ReplayTool
 from . import results
 from .config import ServeConfig
-from .sdk import Server, ServerRequestContext, types
+from .sdk import AccessToken, AuthSettings, Server, ServerRequestContext, types
 from .stdio import serving_stdio
 
 LOOPBACK = "127.0.0.1"
@@ -214,10 +215,27 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-async def serve_http(server: Server[Any], port: int) -> None:
-    """Streamable HTTP at http://127.0.0.1:PORT/mcp, bound to loopback only."""
+class _OneToken:
+    """The SDK's bearer-token check, against the one token the server was started with:
+    any process of the machine (or a page a browser shows) can reach loopback, and the
+    tools may run commands."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not hmac.compare_digest(token.encode(), self._token):
+            return None
+        return AccessToken(token=token, client_id="addressable", scopes=[])
+
+
+async def serve_http(server: Server[Any], port: int, token: str) -> None:
+    """Streamable HTTP at http://127.0.0.1:PORT/mcp, bound to loopback only, for clients
+    that send `Authorization: Bearer TOKEN`; each client has its own session."""
     import uvicorn
 
-    app = server.streamable_http_app(host=LOOPBACK)
+    origin = f"http://{LOOPBACK}:{port}"
+    auth = AuthSettings(issuer_url=origin, resource_server_url=None)  # type: ignore[arg-type]
+    app = server.streamable_http_app(host=LOOPBACK, auth=auth, token_verifier=_OneToken(token))
     config = uvicorn.Config(app, host=LOOPBACK, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()

@@ -5,6 +5,7 @@ with the SDK's own client over stdio; the proxy in front of a real upstream serv
 from __future__ import annotations
 
 import base64
+import select
 import socket
 import sqlite3
 import subprocess
@@ -14,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from tests.helpers import SCRIPTS
@@ -473,26 +477,44 @@ def test_an_upstream_that_cannot_start_the_proxy_is_one_line(
     assert said in line
 
 
-def test_serve_over_http_on_loopback(tmp_path: Path) -> None:
+def test_serve_over_http_on_loopback_takes_only_its_token(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [sys.executable, "-m", "addressable", "mcp", "serve", "memory", "--http", str(port)]
     command += ["--store", str(tmp_path / "store"), "--memory-dir", str(tmp_path / "mem")]
-    server = subprocess.Popen(command, env=process_env(), stderr=subprocess.PIPE)
+    env = process_env()
+    env.pop("ADDRESSABLE_MCP_TOKEN", None)
+    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
+        assert server.stderr is not None
+        ready, _, _ = select.select([server.stderr], [], [], 20)
+        assert ready, "nothing said at start"
+        first = server.stderr.readline()  # said at start: where, and the token
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert first.startswith(f"addressable: serving MCP at {url}; clients send the header")
+        token = first.rsplit("Bearer ", 1)[1].strip()
+        assert len(token) >= 32
         deadline = time.monotonic() + 20
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                assert server.poll() is None
                 assert time.monotonic() < deadline
                 time.sleep(0.1)
+        for given in (None, "Bearer wrong", f"Bearer {token}x"):
+            headers = {"Authorization": given} if given else {}
+            answer = httpx.post(url, headers=headers, json={}, timeout=10)
+            assert answer.status_code == 401, (given, answer.text)
 
         async def scenario() -> None:
-            async with Client(f"http://127.0.0.1:{port}/mcp", cache=None) as client:
+            headers = {"Authorization": f"Bearer {token}"}
+            async with (
+                httpx2.AsyncClient(headers=headers) as http,
+                Client(streamable_http_client(url, http_client=http), cache=None) as client,
+            ):
                 made = await client.call_tool(
                     "memory", {"command": "create", "path": "/memories/a.md", "file_text": "x"}
                 )

@@ -347,8 +347,28 @@ def _refused(text: str) -> types.CallToolResult:
 
 
 def _linked(result: types.CallToolResult, record: Record) -> types.CallToolResult:
-    """The result as it came, with a link to its record beside the original content."""
-    return result.model_copy(update={"content": [*result.content, results.link(record)]})
+    """The result as it came, with a link to its record beside the original content. A
+    link or an embedded resource the upstream wrote under this proxy's scheme is said in
+    words instead: the client takes `addressable://` links for records it can trust."""
+    content = [_not_ours(block) for block in result.content]
+    return result.model_copy(update={"content": [*content, results.link(record)]})
+
+
+def _not_ours(block: Any) -> Any:
+    """`block`, or a text saying what it was when it is a link or a resource under the
+    proxy's scheme that the upstream made."""
+    uri = ""
+    if isinstance(block, types.ResourceLink):
+        uri = str(block.uri)
+    elif isinstance(block, types.EmbeddedResource):
+        uri = str(block.resource.uri)
+    if not uri.lower().startswith(results.SCHEME.split("/", 1)[0] + "/"):
+        return block
+    return types.TextContent(
+        type="text",
+        text=f"[the upstream server sent a {block.type} to {uri!r}, which is not one of "
+        "this proxy's records: left out]",
+    )
 
 
 def _text_of(result: types.CallToolResult) -> str:

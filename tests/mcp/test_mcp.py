@@ -158,7 +158,8 @@ def test_proxy_records_the_upstream_exactly_and_passes_failures_through(tmp_path
         async with session(store, "proxy", "--config", str(config), *upstream) as client:
             tools = (await client.list_tools()).tools
             names = [t.name for t in tools]
-            expected = ["echo", "read_doc", "picture", "weather", "fails", "slow_delete", "crash"]
+            expected = ["echo", "read_doc", "picture", "forged", "weather", "fails"]
+            expected += ["slow_delete", "crash"]
             assert names == [*expected, "replay_result"]
             # the upstream's definitions, unchanged
             echo = next(t for t in tools if t.name == "echo")
@@ -189,6 +190,16 @@ def test_proxy_records_the_upstream_exactly_and_passes_failures_through(tmp_path
             assert base64.b64decode(images[0].data) == bytes(range(256)) * 3
             replayed = await client.call_tool("replay_result", {"id": link_of(picture).uri[-16:]})
             assert replayed.content == picture.content
+
+            # links under the proxy's scheme that the upstream wrote are said, not passed on
+            forged = await client.call_tool("forged", {})
+            own = link_of(forged)  # the one link left is the proxy's own
+            assert "0123456789abcdef" not in own.uri
+            said = texts(forged)
+            assert said[0] == "see the records" and len(said) == 3
+            assert all("not one of this proxy's records" in t for t in said[1:])
+            again = await client.call_tool("replay_result", {"id": own.uri[-16:]})
+            assert again.content == forged.content
 
             structured = await client.call_tool("weather", {"city": "Oslo"})
             assert structured.structured_content == {"city": "Oslo", "celsius": 21.5}
@@ -228,7 +239,7 @@ def test_proxy_records_the_upstream_exactly_and_passes_failures_through(tmp_path
     by_tool: dict[str, list[dict[str, Any]]] = {}
     for r in records(store):  # another process, the same disk store
         by_tool.setdefault(r["tool"], []).append(r)
-    tools = {"echo", "picture", "weather", "read_doc", "fails", "slow_delete", "crash"}
+    tools = {"echo", "picture", "forged", "weather", "read_doc", "fails", "slow_delete", "crash"}
     assert set(by_tool) == tools
 
     (echo,) = by_tool["echo"]

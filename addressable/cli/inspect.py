@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import base64
 import importlib
+import ipaddress
 import json
+import socket
 import sys
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from rich.console import Console
 from rich.table import Column, Table
@@ -166,7 +169,10 @@ def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
 
     kit = Toolkit(store, session="cli")
     if args.verify:
-        _adapters_for(kit, store.get(store.resolve(args.id)), run=args.run_command)
+        record = store.get(store.resolve(args.id))
+        if store.imported(record.id):
+            _may_run_imported(record, run=args.run_command)
+        _adapters_for(kit, record, run=args.run_command)
     result = kit.replay(args.id, verify=args.verify)
     record = result.record
     failed = record.status is Status.ERROR
@@ -202,6 +208,31 @@ def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
 
 
 _COMMAND_SHOWN = 300  # characters of a command `replay --verify` shows in full
+
+
+def _may_run_imported(record: Record, *, run: bool) -> None:
+    """`NotReplayable` unless a record that came in a bundle may be run again: only with
+    --run, as a side effect is, and never a fetch of an address of this machine or its
+    network (loopback, private, link-local), which the bundle's maker chose."""
+    url = record.args.get("url")
+    if not run:
+        what = f"a fetch of {url}" if isinstance(url, str) else f"a call of {record.tool}"
+        raise NotReplayable(
+            f"result {record.id} came in a bundle: re-running it makes {what}, which "
+            "someone else chose; add --run to run it"
+        )
+    if record.tool == "fetch" and isinstance(url, str):
+        host = urlsplit(url).hostname or ""
+        try:
+            found = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+        except (OSError, UnicodeError):
+            found = set()
+        for address in sorted(found):
+            if not ipaddress.ip_address(address.split("%", 1)[0]).is_global:
+                raise NotReplayable(
+                    f"result {record.id} came in a bundle and fetches {host}, at {address}, "
+                    "an address of this machine or its network: it is not run again"
+                )
 
 
 def _adapters_for(kit: Toolkit, record: Record, *, run: bool) -> None:

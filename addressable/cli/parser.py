@@ -141,8 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--run",
         action="store_true",
         dest="run_command",
-        help="with --verify of a shell result: run its command again (without --run, the "
-        "command is only shown: a record, one from a bundle too, is data, not your order)",
+        help="with --verify of a shell result, or of any record that came in a bundle: run "
+        "it again (without --run, the call is only shown: a record is data, not your "
+        "order); a fetch from a bundle never goes to this machine or its network",
     )
 
     command(

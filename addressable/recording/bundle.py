@@ -204,7 +204,8 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
     and nothing is written. Records the store already has gain only the sightings they
     lack: importing the same bundle twice adds nothing. A record's token count is kept
     only for a payload the store has not counted. Pins come back as they were exported,
-    joined to a pin the store holds as `Store.pin` joins them.
+    joined to a pin the store holds as `Store.pin` joins them. Each record written is
+    marked as one that came in a bundle (`Store.mark_imported`).
     """
     path = Path(path)
     entries, blobs = _check(store, path)
@@ -220,6 +221,7 @@ def import_bundle(store: Store, path: str | Path) -> BundleSummary:
         for entry in entries.get(digest, []):
             record = entry.record
             if _held(store, record.id) is None and store.put(_uncounted(record), data):
+                store.mark_imported(record.id)
                 imported += 1
                 brought.add(digest)
                 _count(store, record)

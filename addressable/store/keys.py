@@ -7,6 +7,7 @@ Key layout:
     p:<id>     pin marker
     t:<hash>   token count of a payload, keyed like its blob
     x:<id>     tombstone of a garbage-collected record
+    i:<id>     the record came in a bundle
     s:<hash>   the record a text shown to a model stood for, by the text's hash
     m:<id>-<hash>  a stub compaction made of the record, by the hash of its place: the
                stub as JSON (gc finds a record's by their names alone)
@@ -22,6 +23,7 @@ from .index import ADDRESS
 BLOB, RECORD, OBSERVED, PIN, TOKENS, TOMBSTONE = "b:", "r:", "o:", "p:", "t:", "x:"
 SHOWN = "s:"
 STUB = "m:"
+IMPORTED = "i:"
 
 
 # Blobs are keyed by the first 128 bits of their blake3 hash (`ADDRESS` hex characters):

@@ -55,6 +55,7 @@ from .index import (
 )
 from .keys import (
     BLOB,
+    IMPORTED,
     OBSERVED,
     PIN,
     RECORD,
@@ -261,6 +262,12 @@ class KeyValueStore:
 
     def set_tokens(self, content_hash: str, tokens: int) -> None:
         self._backend.set(tokens_key(content_hash), str(tokens).encode())
+
+    def mark_imported(self, record_id: str) -> None:
+        self._backend.set(IMPORTED + record_id, b"")
+
+    def imported(self, record_id: str) -> bool:
+        return self._backend.get(IMPORTED + record_id) is not None
 
     def set_shown(self, text_hash: str, record_id: str) -> None:
         self._backend.set(SHOWN + text_hash[:ADDRESS], record_id.encode())
@@ -764,6 +771,7 @@ class KeyValueStore:
                 entries = all_entries(record, later, ids=self._ids, own=self._own)
                 b.delete(RECORD + record_id)
                 b.delete(OBSERVED + record_id)
+                b.delete(IMPORTED + record_id)
                 b.set(TOMBSTONE + record_id, tomb)
                 b.index(add=[(TOMBS, 0, record_id)] if self._ids else [], remove=entries)
                 sessions = {record.session, *(o.session for o in later)} - {None}

@@ -206,6 +206,15 @@ class Store(Protocol):
         """Remember the token count of a payload, so that it is counted once."""
         ...
 
+    def mark_imported(self, record_id: str) -> None:
+        """Remember that the record came in a bundle: its call was chosen elsewhere, so
+        it is not run again unless the user says so. It goes with the record."""
+        ...
+
+    def imported(self, record_id: str) -> bool:
+        """Whether the record came in a bundle (`mark_imported`)."""
+        ...
+
     def set_shown(self, text_hash: str, record_id: str) -> None:
         """Remember that the text with this hash was shown to a model for the record, so
         that a compaction in any process can point a stub at the record."""

@@ -243,6 +243,29 @@ def test_replay_verify_re_runs_a_public_fetch(
     assert code == 0 and shown["changed"] is True and shown["content"] == "<p>v2</p>"
 
 
+def test_a_fetch_that_came_in_a_bundle_is_run_again_only_when_asked_and_never_inward(
+    tmp_path: Path, server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from addressable.adapters import Fetch
+
+    made, bundle, path = str(tmp_path / "made"), tmp_path / "b.jsonl", str(tmp_path / "here")
+    server.pages["/admin"] = Page(b"<p>inside</p>")
+    with ad.DiskStore(made) as store:
+        first = Fetch(ad.Toolkit(store))(server.url("/admin"))
+    assert run(capsys, "export", "--store", made, "-o", str(bundle))[0] == 0
+    assert run(capsys, "import", "--store", path, str(bundle))[0] == 0
+    seen = len(server.requests)
+    code, _, err = run(capsys, "replay", first.id, "--verify", "--store", path)
+    assert code == 2 and "came in a bundle" in err and "--run" in err
+    code, _, err = run(capsys, "replay", first.id, "--verify", "--run", "--store", path)
+    assert code == 2 and "an address of this machine or its network" in err
+    assert len(server.requests) == seen  # nothing was sent
+    assert len(err.strip().splitlines()) == 1
+    # where it was recorded, the fetch is the user's own: re-run as before
+    code, _, _ = run(capsys, "replay", first.id, "--verify", "--store", made)
+    assert code == 0 and len(server.requests) == seen + 1
+
+
 def test_replay_verify_shows_a_shell_command_and_runs_it_only_when_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

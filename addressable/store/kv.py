@@ -421,6 +421,10 @@ class KeyValueStore:
         else:
             data = self._backend.get(blob_key(digest))
         if data is None:
+            if self._backend.get(RECORD + record_id) is None:
+                # gc removed the record after it was read: Expired (or NotFound), as a
+                # read that came a moment later would say, not damage.
+                self._get_apart(record_id)
             raise IntegrityError(
                 f"the payload of result {record_id} (blob {digest[:16]}) is missing from the store"
             )

@@ -149,6 +149,20 @@ def test_unreadable_record_is_reported_by_id(store: ad.Store) -> None:
     assert [(d.id, d.problem) for d in store.verify().damaged] == [(res.id, "unreadable")]
 
 
+def test_a_read_that_loses_the_race_with_gc_says_expired(store: ad.Store, clock: FakeClock) -> None:
+    # A reader holds the record; gc removes it and its payload before the payload is
+    # read: the reader learns what a read a moment later would, not of damage.
+    kit = ad.Toolkit(store, clock=clock)
+    old = make(kit, "old" * 100)
+    held = store.get(old.id)
+    assert store.read(held) == old.payload  # read once: the next read goes to the store
+    clock.advance(days=10)
+    assert store.gc(max_age=timedelta(days=7), now=clock.now).removed_records == [old.id]
+    with pytest.raises(ad.Expired, match=f"result {old.id} expired"):
+        store.read(held)
+    assert store.verify().ok
+
+
 def test_gc_by_age_keeps_pinned_and_leaves_tombstones(store: ad.Store, clock: FakeClock) -> None:
     kit = ad.Toolkit(store, clock=clock)
     old = make(kit, "old" * 100)

@@ -37,8 +37,20 @@ if TYPE_CHECKING:
 __all__ = ["EPILOG", "main"]
 
 
+EXIT_INTERRUPTED = 130  # as a shell reports a command that SIGINT stopped
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code. Ctrl-C stops a command with one line,
+    not a traceback: every record it acknowledged is already stored."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"addressable: interrupted (exit {EXIT_INTERRUPTED})", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # Loaded once a command is to run: reading the command line (--version) needs none.

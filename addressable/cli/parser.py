@@ -51,6 +51,7 @@ exit codes:
      database, malformed file), or a re-run could not reach its source
   6  replay: the result is a tool's error (the tool raised); its stored bytes are
      still written, and stderr (or --json's "status" and "error") says so
+  130  interrupted (Ctrl-C): what was recorded before it stays recorded
 
 Errors go to stderr as one line: "addressable: error: <what was wrong and what to do>".
 """

@@ -3,7 +3,9 @@ model run find and git, and not, through their options, a shell or a program it 
 given (`find -exec sh`, `git -c alias.x=!sh`, `tar --to-command`).
 
 Real subprocesses and a real git repository: a refused command is shown not to run by
-the file its payload would have made, and by the store, which records nothing.
+the file its payload would have made, and by the store, which records nothing. The
+sandbox is off here, so that the allow-list is known to hold on its own (the sandbox is
+tested on its own, with no allow-list, in test_shell_sandbox.py).
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ ESCAPES = [
 def test_an_option_that_starts_a_program_not_allowed_is_refused_and_nothing_runs(
     disk_kit: ad.Toolkit, repo: Path, command: str
 ) -> None:
-    shell = Shell(disk_kit, cwd=repo, allow=("find", "git", "tar"))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("find", "git", "tar"))
     with pytest.raises(ad.ScopeError) as caught:
         shell(command)
     assert "\n" not in str(caught.value) and "nothing was run" in str(caught.value)
@@ -133,7 +135,7 @@ def test_an_option_that_starts_a_program_not_allowed_is_refused_and_nothing_runs
 def test_without_allow_an_option_cannot_start_a_shell_either(
     disk_kit: ad.Toolkit, repo: Path, command: str
 ) -> None:
-    shell = Shell(disk_kit, cwd=repo)
+    shell = Shell(disk_kit, sandbox=False, cwd=repo)
     with pytest.raises(ad.ScopeError):
         shell(command)
     assert not (repo / "pwned").exists()
@@ -202,7 +204,7 @@ def test_without_allow_an_option_cannot_start_a_shell_either(
 def test_programs_that_need_not_be_installed_are_refused_by_their_options(
     disk_kit: ad.Toolkit, tmp_path: Path, command: str, allow: tuple[str, ...]
 ) -> None:
-    shell = Shell(disk_kit, cwd=tmp_path, allow=allow)
+    shell = Shell(disk_kit, sandbox=False, cwd=tmp_path, allow=allow)
     with pytest.raises(ad.ScopeError, match="nothing was run"):
         shell(command)
 
@@ -231,7 +233,7 @@ def test_more_options_that_start_a_program_are_checked(
     script = tmp_path / "run.sh"
     script.write_text("touch pwned\n")
     script.chmod(0o755)
-    shell = Shell(disk_kit, cwd=tmp_path, allow=allow)
+    shell = Shell(disk_kit, sandbox=False, cwd=tmp_path, allow=allow)
     with pytest.raises(ad.ScopeError, match="nothing was run"):
         shell(command)
     assert not (tmp_path / "pwned").exists()
@@ -242,14 +244,14 @@ def test_more_options_may_start_a_program_that_is_allowed(
     disk_kit: ad.Toolkit, tmp_path: Path
 ) -> None:
     (tmp_path / "notes.txt").write_text("one\ntwo\n")
-    shell = Shell(disk_kit, cwd=tmp_path, allow=("split", "install", "cat", "true"))
+    shell = Shell(disk_kit, sandbox=False, cwd=tmp_path, allow=("split", "install", "cat", "true"))
     assert shell("split -l 1 --filter=cat notes.txt").payload == b"one\ntwo\n[exit 0]"
     assert shell("install -s --strip-program=true notes.txt copy").payload == b"[exit 0]"
     assert (tmp_path / "copy").read_text() == "one\ntwo\n"
 
 
 def test_an_option_may_start_a_program_that_is_allowed(disk_kit: ad.Toolkit, repo: Path) -> None:
-    shell = Shell(disk_kit, cwd=repo, allow=("find", "touch", "git", "tar", "gzip"))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("find", "touch", "git", "tar", "gzip"))
     assert shell("find . -maxdepth 0 -exec touch made ;").payload.endswith(b"[exit 0]")
     assert (repo / "made").exists()
     assert shell("tar -c -f a.tgz -I gzip notes.txt").payload.endswith(b"[exit 0]")
@@ -285,7 +287,7 @@ def test_an_option_may_start_a_program_that_is_allowed(disk_kit: ad.Toolkit, rep
 def test_ordinary_commands_of_these_programs_still_run(
     disk_kit: ad.Toolkit, repo: Path, command: str
 ) -> None:
-    shell = Shell(disk_kit, cwd=repo, allow=("find", "git", "tar"))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("find", "git", "tar"))
     result = shell(command)
     assert b"[exit " in result.payload
     assert b"not an allowed" not in result.payload
@@ -293,7 +295,7 @@ def test_ordinary_commands_of_these_programs_still_run(
 
 def test_allow_shell_leaves_the_options_alone(disk_kit: ad.Toolkit, repo: Path) -> None:
     """A shell runs anything: its options bound nothing more."""
-    shell = Shell(disk_kit, cwd=repo, allow_shell=True)
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow_shell=True)
     shell("git -c alias.x='!touch pwned' x")
     assert (repo / "pwned").exists()
 
@@ -305,7 +307,7 @@ def git(repo: Path, *args: str) -> None:
 
 def test_git_config_is_read_as_git_reads_it(disk_kit: ad.Toolkit, repo: Path) -> None:
     """A name alone is a read; a value after it is a write, whatever follows."""
-    shell = Shell(disk_kit, cwd=repo, allow=("git",))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("git",))
     assert shell("git config user.name").payload == b"A\n[exit 0]"
     config = (repo / ".git" / "config").read_text()
     for command in (
@@ -324,7 +326,7 @@ def test_a_git_alias_cannot_hide_the_command_it_runs(disk_kit: ad.Toolkit, repo:
     """`rb` is `rebase` in this repository's config: `git rb -x` is `git rebase -x`."""
     git(repo, "config", "alias.rb", "rebase")
     git(repo, "commit", "-q", "--allow-empty", "-m", "second")
-    shell = Shell(disk_kit, cwd=repo, allow=("git",))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("git",))
     with pytest.raises(ad.ScopeError) as caught:
         shell("git rb -x 'touch pwned' HEAD~1")
     message = str(caught.value)
@@ -342,7 +344,7 @@ def test_without_git_on_path_its_commands_are_not_listed(
     """The list of git's commands comes from the git on PATH; with none, the command
     cannot run, and is not refused for want of the list."""
     monkeypatch.setenv("PATH", str(repo / "nowhere"))
-    shell = Shell(disk_kit, cwd=repo, allow=("git",))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("git",))
     with pytest.raises(ad.ArgumentError, match="cannot start 'git'"):
         shell("git rb HEAD")
 
@@ -353,14 +355,14 @@ def test_git_submodule_foreach_after_an_option_is_refused(
 ) -> None:
     git(repo, "-c", "protocol.file.allow=always", "submodule", "add", str(repo), "sub")
     git(repo, "commit", "-q", "-m", "sub")
-    shell = Shell(disk_kit, cwd=repo, allow=("git",))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("git",))
     with pytest.raises(ad.ScopeError, match="submodule foreach"):
         shell(f"git submodule {quiet} foreach 'touch ../pwned'")
     assert not (repo / "pwned").exists()
 
 
 def test_zip_tt_is_run_by_a_shell(disk_kit: ad.Toolkit, repo: Path) -> None:
-    shell = Shell(disk_kit, cwd=repo, allow=("zip", "find"))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("zip", "find"))
     with pytest.raises(ad.ScopeError, match="plain words"):
         shell("zip -T -TT 'find . -quit ; touch pwned #' a.zip notes.txt")
     with pytest.raises(ad.ScopeError, match="plain words"):
@@ -372,7 +374,7 @@ def test_a_shell_builtin_cannot_start_a_command_line(disk_kit: ad.Toolkit, repo:
     """Without `allow`, any program but a shell may run: `.` is not a program, but the
     shell tar hands -I to reads the file it names as shell code."""
     (repo / "evil").write_text("touch pwned\n")
-    shell = Shell(disk_kit, cwd=repo)
+    shell = Shell(disk_kit, sandbox=False, cwd=repo)
     with pytest.raises(ad.ScopeError, match="plain words"):
         shell("tar -c -f a.tar -I '. ./evil' notes.txt")
     assert not (repo / "pwned").exists()
@@ -380,14 +382,14 @@ def test_a_shell_builtin_cannot_start_a_command_line(disk_kit: ad.Toolkit, repo:
 
 def test_find_reads_the_value_of_its_tests(disk_kit: ad.Toolkit, repo: Path) -> None:
     """`-name -exec` is a name: the -exec that follows `!` runs sh, and is refused."""
-    shell = Shell(disk_kit, cwd=repo)
+    shell = Shell(disk_kit, sandbox=False, cwd=repo)
     with pytest.raises(ad.ScopeError, match="shell or a command runner"):
         shell("find . -maxdepth 0 -name -exec ! -exec sh -c 'touch pwned' ;")
     assert not (repo / "pwned").exists()
 
 
 def test_a_compressor_that_is_allowed_still_runs(disk_kit: ad.Toolkit, repo: Path) -> None:
-    shell = Shell(disk_kit, cwd=repo, allow=("tar", "zstd", "gzip"))
+    shell = Shell(disk_kit, sandbox=False, cwd=repo, allow=("tar", "zstd", "gzip"))
     assert shell("tar -c -f a.tzst -I zstd notes.txt").payload.endswith(b"[exit 0]")
     assert shell("tar -c -f a.tgz -I 'gzip -9' notes.txt").payload.endswith(b"[exit 0]")
     assert (repo / "a.tzst").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
@@ -406,7 +408,7 @@ def test_programs_not_installed_are_not_refused_for_ordinary_options(
     disk_kit: ad.Toolkit, tmp_path: Path, command: str, allow: tuple[str, ...]
 ) -> None:
     """The check passes: the program is then not found (not installed here)."""
-    shell = Shell(disk_kit, cwd=tmp_path, allow=allow)
+    shell = Shell(disk_kit, sandbox=False, cwd=tmp_path, allow=allow)
     with pytest.raises(ad.ArgumentError, match="cannot start"):
         shell(command)
 
@@ -430,7 +432,7 @@ def test_programs_not_installed_are_not_refused_for_ordinary_options(
 def test_ordinary_options_of_ssh_and_wget_still_run(
     disk_kit: ad.Toolkit, tmp_path: Path, command: str, allow: tuple[str, ...]
 ) -> None:
-    result = Shell(disk_kit, cwd=tmp_path, allow=allow)(command)
+    result = Shell(disk_kit, sandbox=False, cwd=tmp_path, allow=allow)(command)
     assert b"[exit " in result.payload and b"[exit 0]" not in result.payload  # nothing listens
 
 
@@ -443,5 +445,5 @@ def test_for_each_repo_would_run_the_alias_it_is_given(disk_kit: ad.Toolkit, rep
     assert (repo / "pwned").exists()
     (repo / "pwned").unlink()
     with pytest.raises(ad.ScopeError, match="for-each-repo"):
-        Shell(disk_kit, cwd=repo, allow=("git",))(command)
+        Shell(disk_kit, sandbox=False, cwd=repo, allow=("git",))(command)
     assert not (repo / "pwned").exists()

@@ -485,10 +485,12 @@ def test_the_bundled_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     statuses = {f["status"] for f in scenario["findings"]}
     assert statuses == {"found", "not found"}  # negative findings too
     # the trajectory reads back as a recorded session and gives the same request totals
-    again = bench(read_sessions(out / "scenario.jsonl"), trigger=100_000, keep=3)
-    assert again.strategies["none"].requests == figures["none"]["requests"]
+    (again,) = read_sessions(out / "scenario.jsonl")
+    assert isinstance(again, Session)
+    kit = ad.Toolkit(ad.open_store("memory://"))
     for name in ("none", "clear", "window", "oracle"):  # those that need no store
-        assert again.strategies[name].model_dump() == figures[name]
+        run = simulate(again, name, trigger=100_000, keep=3, kit_for=lambda _: kit)
+        assert run.figures.model_dump() == figures[name]
     assert figures["oracle"]["lost"] == figures["oracle"]["lost_results"] == 0
     assert figures["none"]["failed"] == (figures["none"]["peak"] > 200_000)
     assert figures["addressable"]["failed"] == 0

@@ -7,6 +7,8 @@ modules beside this one."""
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import shutil
 import sys
 from collections.abc import Sequence
@@ -53,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    fail = functools.partial(_fail, as_json=bool(getattr(args, "json", False)))
     # Loaded once a command is to run: reading the command line (--version) needs none.
     from rich.console import Console
 
@@ -62,7 +65,7 @@ def _main(argv: Sequence[str] | None) -> int:
         try:
             return run_bench(args, Console(highlight=False, soft_wrap=True))
         except (AddressableError, OSError) as exc:
-            return _fail(exc, EXIT_FAILURE)
+            return fail(exc, EXIT_FAILURE)
     # Nothing printed here is markup: what tools wrote must show as written.
     out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
     try:
@@ -79,21 +82,21 @@ def _main(argv: Sequence[str] | None) -> int:
             if unmake:
                 shutil.rmtree(str(made), ignore_errors=True)
     except NoStore as exc:
-        return _fail(
+        return fail(
             f"no store at {visible(str(exc.path))}: {exc.why}; only import and mcp create "
             "a store: check --store and $ADDRESSABLE_STORE",
             EXIT_FAILURE,
         )
     except (BadId, AmbiguousId, NotReplayable, ArgumentError) as exc:
-        return _fail(exc, EXIT_USAGE)
+        return fail(exc, EXIT_USAGE)
     except NotFound as exc:
-        return _fail(exc, EXIT_NOT_FOUND)
+        return fail(exc, EXIT_NOT_FOUND)
     except IntegrityError as exc:
-        return _fail(exc, EXIT_INTEGRITY)
+        return fail(exc, EXIT_INTEGRITY)
     except BrokenPipeError:  # output piped into `head` and the like
         return EXIT_OK
     except _failures() as exc:
-        return _fail(exc, EXIT_FAILURE)  # a re-run that could not reach its source, too
+        return fail(exc, EXIT_FAILURE)  # a re-run that could not reach its source, too
 
 
 def _failures() -> tuple[type[Exception], ...]:
@@ -130,6 +133,11 @@ def _empty(store: Store) -> bool:
     return stats.records == 0 and stats.blobs == 0
 
 
-def _fail(exc: BaseException | str, code: int) -> int:
-    print(f"addressable: error: {one_line(str(exc)) or type(exc).__name__}", file=sys.stderr)
+def _fail(exc: BaseException | str, code: int, as_json: bool = False) -> int:
+    """Say why a command failed, in one line on stderr; with --json, also as the one
+    JSON document on stdout that every command prints: `{"error": ..., "exit_code": ...}`."""
+    said = one_line(str(exc)) or type(exc).__name__
+    print(f"addressable: error: {said}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": said, "exit_code": code}, ensure_ascii=False))
     return code

@@ -25,6 +25,7 @@ from .output import (
     one_line,
     print_json,
     shorten,
+    shorten_middle,
     size_text,
     terminal,
     time_text,
@@ -51,21 +52,23 @@ def run_ls(store: Store, args: argparse.Namespace, out: Console) -> int:
     if args.json:
         print_json([r.model_dump(mode="json") for r in records])
         return done
-    table = Table("tool", "key or args", "kind", "status", "size", "observed")
+    table = Table("tool", "kind", "status", "size", "observed")
     table.columns.insert(0, Column("id", no_wrap=True, min_width=16))
+    # A key too wide for the terminal folds onto more lines rather than losing its end.
+    table.columns.insert(2, Column("key or args", overflow="fold"))
     for r in records:
         status = r.outcome.value if r.outcome else r.status.value
         table.add_row(
             cell(r.id),
             cell(shorten(visible(r.tool), 50)),
-            cell(shorten(visible(r.key or json.dumps(r.args, ensure_ascii=False)), 60)),
+            cell(shorten_middle(visible(r.key or json.dumps(r.args, ensure_ascii=False)), 60)),
             r.determinism.value,
             status,
             size_text(r.size),
             time_text(r.observed_at),
         )
     out.print(table)
-    out.print(f"{len(records)} records")
+    out.print(f"{len(records)} record{'' if len(records) == 1 else 's'}")
     return done
 
 

@@ -107,6 +107,15 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def shorten_middle(text: str, width: int) -> str:
+    """`text` cut to `width` characters in its middle, so that both ends show: the host
+    and the path's last names of a URL, which tell keys on one host apart."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
 def size_text(n: int) -> str:
     """A size in powers of 1000 (KB, MB, GB, TB), as `--max-bytes` reads them."""
     if n < 1000:

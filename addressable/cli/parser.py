@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import re
+import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -66,7 +68,19 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"addressable: error: {one_line(message)}; see {self.prog} --help\n")
+        said = f"{one_line(message)}; see {self.prog} --help"
+        if self.json_asked:  # the one JSON document on stdout, a usage error's too
+            print(json.dumps({"error": said, "exit_code": EXIT_USAGE}, ensure_ascii=False))
+        self.exit(EXIT_USAGE, f"addressable: error: {said}\n")
+
+    # Whether the command line asks for --json: a usage error is found before the
+    # options are known, so it is read off the words (`parse_args` sets it).
+    json_asked = False
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        words = sys.argv[1:] if args is None else list(args)
+        _Parser.json_asked = "--json" in words
+        return super().parse_args(words, namespace)
 
 
 def _later(module: str, name: str) -> Callable[..., int]:

@@ -48,6 +48,44 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_with_json_a_failure_is_one_json_document_too(
+    filled: tuple[str, dict[str, ad.Result]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = filled
+    missing = str(tmp_path / "nowhere")
+    for args, code in (
+        (["ls", "--store", missing], 5),
+        (["replay", "0123456789abcdef", "--store", path], 3),
+        (["gc", "--max-age", "0s", "--store", path], 2),  # a usage error
+    ):
+        try:
+            got, out, err = run(capsys, *args, "--json")
+        except SystemExit as exc:  # argparse's way out, as the command's exit code
+            (got, (out, err)) = exc.code, capsys.readouterr()
+        shown = json.loads(out)
+        assert got == code and shown["exit_code"] == code, (args, out, err)
+        assert err == f"addressable: error: {shown['error']}\n"
+
+
+def test_ls_tells_apart_keys_that_share_a_long_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a terminal wide enough for a line a record
+    path = str(tmp_path / "store")
+    base = "http://127.0.0.1:8765/docs/library/reference/"
+    with ad.DiskStore(path) as store:
+        kit = ad.Toolkit(store)
+        kit.record("fetch", {"n": 0}, b"x", determinism="deterministic", key=base + "only.html")
+        code, out, _ = run(capsys, "ls", "--store", path)
+        assert code == 0 and out.rstrip().endswith("\n1 record")
+        for n in (1, 2):
+            key = base + "deep/" * 8 + f"page-{n}.html"  # longer than the column keeps
+            kit.record("fetch", {"n": n}, b"x", determinism="deterministic", key=key)
+    code, out, _ = run(capsys, "ls", "--store", path)
+    assert "page-1.html" in out and "page-2.html" in out and "http://127.0.0.1:8765/" in out
+    assert out.rstrip().endswith("3 records")
+
+
 def test_ls_with_filters(
     filled: tuple[str, dict[str, ad.Result]], capsys: pytest.CaptureFixture[str]
 ) -> None:

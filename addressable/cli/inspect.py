@@ -176,7 +176,10 @@ def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
         if store.imported(record.id):
             _may_run_imported(record, run=args.run_command)
         _adapters_for(kit, record, run=args.run_command)
-    result = kit.replay(args.id, verify=args.verify)
+    try:
+        result = kit.replay(args.id, verify=args.verify)
+    except NotReplayable as exc:
+        raise _in_cli_words(exc, args.id) from None
     record = result.record
     failed = record.status is Status.ERROR
     if args.json:
@@ -211,6 +214,26 @@ def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
 
 
 _COMMAND_SHOWN = 300  # characters of a command `replay --verify` shows in full
+
+
+def _in_cli_words(exc: NotReplayable, given: str) -> NotReplayable:
+    """`exc` as the command line says it: its options, not the library's arguments."""
+    if exc.kind == "action":
+        why = "it is an action (a side effect), and actions are never run again"
+    elif exc.kind == "nondeterministic":
+        why = "it is nondeterministic: running it again would not reproduce it"
+    elif exc.kind == "unregistered":
+        why = (
+            "only public fetches and shell commands run again from the command line; "
+            "others run again only in the program that set up their tool"
+        )
+    else:
+        return exc
+    return NotReplayable(
+        f"result {given} cannot be verified: {why}; `addressable replay {given}` without "
+        "--verify writes what was recorded",
+        exc.kind,
+    )
 
 
 def _may_run_imported(record: Record, *, run: bool) -> None:

@@ -88,7 +88,12 @@ class ArgumentError(AddressableError, ValueError):
 
 
 class NotReplayable(AddressableError):
-    """A re-run (`verify=True`) asked of a call whose result cannot be reproduced."""
+    """`verify=True` on a call that cannot be re-run. `kind` says why, for a face that
+    says it in its own words: "action", "nondeterministic", "unregistered", or ""."""
+
+    def __init__(self, message: str, kind: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class ReadOnly(AddressableError, TypeError):

@@ -261,18 +261,21 @@ class Calls:
         if record.determinism is Determinism.SIDE_EFFECT:
             raise NotReplayable(
                 f"result {record.id} is an action of {record.tool!r} (a side effect): actions "
-                "are never re-run; replay it without verify= to see what was recorded"
+                "are never re-run; replay it without verify= to see what was recorded",
+                "action",
             )
         if record.determinism is Determinism.NONDETERMINISTIC:
             raise NotReplayable(
                 f"result {record.id} of {record.tool!r} is nondeterministic: re-running it would "
-                "not reproduce it; replay it without verify= to get the stored payload"
+                "not reproduce it; replay it without verify= to get the stored payload",
+                "nondeterministic",
             )
         rerun = self._reruns.get(record.tool)
         if rerun is None:
             raise NotReplayable(
                 f"cannot re-run result {record.id}: tool {record.tool!r} is not registered "
-                "with this Toolkit; wrap it with kit.tool(...) or create its adapter first"
+                "with this Toolkit; wrap it with kit.tool(...) or create its adapter first",
+                "unregistered",
             )
         return rerun
 

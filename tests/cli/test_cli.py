@@ -137,7 +137,9 @@ def test_replay_writes_exact_bytes(
         pytest.param(["replay", "abc"], 2, "too short", id="short"),
         pytest.param(["show", "0123456789abcdef"], 3, "no result with id", id="unknown"),
         pytest.param(["replay", "{search}", "--verify"], 2, "nondeterministic", id="refused"),
-        pytest.param(["replay", "{a}", "--verify"], 2, "not registered", id="unregistered"),
+        pytest.param(
+            ["replay", "{a}", "--verify"], 2, "only public fetches and shell", id="unregistered"
+        ),
         pytest.param(["import", "/nonexistent/bundle"], 5, "no bundle file", id="no-bundle"),
     ],
 )
@@ -153,6 +155,7 @@ def test_errors_and_exit_codes(
     got, out, err = run(capsys, *args, "--store", path)
     assert got == code
     assert err.startswith("addressable: error: ") and message in err
+    assert "verify=" not in err and "kit.tool" not in err  # the command line's words
     assert out == ""
 
 

@@ -85,7 +85,12 @@ def markdown(report: BenchReport) -> str:
         "again in full) for each result a turn lost values from. cached: each request's "
         f"prefix shared with the previous request at {report.cache_read:g}, the rest at "
         f"{report.cache_write:g}. failed: sessions with a request over the window (their "
-        "figures still count). Every strategy ran with the same options: "
+        "figures still count). peak: the largest request. artifact: the tokens of the "
+        "stubs, placeholders and state documents a strategy wrote. lost: values a later "
+        "call or message used that the context no longer showed; lost_results: the "
+        "results read again for them; lost_said: those only removed words had held. "
+        "repeated_calls: calls identical to an earlier one in the session (the same for "
+        "every strategy: the agent made them). Every strategy ran with the same options: "
         f"{_options(report.options)}."
     )
     text = caption + "\n\n" + "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ This module uses the adapters: like the CLI, the benchmark is a face that knows 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import itertools
 import json
 import pydoc
@@ -31,6 +32,7 @@ from typing import Any
 import httpx
 
 from .. import Task, Toolkit, open_store
+from ..core.errors import MissingDependency
 from .sessions import RecordedFinding, Session
 
 HOST = "docs.local"
@@ -176,7 +178,11 @@ def url(module: str) -> str:
 
 
 def build(progress: Callable[[str], None] | None = None) -> tuple[Session, Toolkit]:
-    """Run the scripted agent; returns its session and the kit that recorded it."""
+    """Run the scripted agent; returns its session and the kit that recorded it.
+    `MissingDependency` without html2text: the pages' text, and so every figure, would
+    be another (the plain-text fallback keeps no links)."""
+    if importlib.util.find_spec("html2text") is None:
+        raise MissingDependency("the bundled scenario", "bench", "html2text")
     # Imported by name: the core never imports the adapters; the benchmark, like the
     # CLI, is a face that uses them.
     adapters: Any = importlib.import_module("addressable.adapters")

@@ -21,6 +21,12 @@ import addressable as ad
 # What a program needs to start: the system's programs, libraries and settings. The
 # home folder, /root, /home, /var, /srv, /mnt and /media are not among them.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+# Secrets of the system under those folders: shown empty (a process that is root outside
+# is root inside, and could read them).
+SYSTEM_SECRETS = (
+    *("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers"),
+    *("/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private"),
+)
 # Inside a repository's .git, what makes the next git run code: read-only in the sandbox.
 GIT_GUARDED = ("config", "config.worktree", "hooks", "info")
 _PROBE_TIMEOUT = 10.0  # seconds
@@ -74,6 +80,12 @@ def _system(read_only: Iterable[Path] = ()) -> list[str]:
             options += ["--symlink", str(path.readlink()), folder]
         elif path.is_dir():
             options += ["--ro-bind", folder, folder]
+    for secret in SYSTEM_SECRETS:
+        path = Path(secret)
+        if path.is_dir() and not path.is_symlink():
+            options += ["--tmpfs", secret, "--remount-ro", secret]
+        elif path.is_file() and not path.is_symlink():
+            options += ["--ro-bind", "/dev/null", secret]
     for path in read_only:
         options += ["--ro-bind", str(path), str(path)]
     return [*options, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]

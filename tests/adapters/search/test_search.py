@@ -463,8 +463,9 @@ def test_a_document_matched_100_000_times_is_snippeted_from_a_part_of_it(
     assert big_hit.url.endswith("app.log") and big_hit.title == "app"
     assert big_hit.snippet.startswith("INFO line 0 ") and big_hit.snippet.endswith("…")
     assert len(big_hit.snippet.split()) == len(small_hit.snippet.split()) == 24
-    # Measured, not asserted to a clock: the ratio of the two in one run (it was thousands).
-    assert min(t for t, _ in timings[1::2]) < 50 * max(0.01, min(t for t, _ in timings[::2]))
+    # A ratio of the two in one run, not a clock: it was thousands when the whole document
+    # was read for a snippet; a loaded machine has made it 52, so the bar sits well above.
+    assert min(t for t, _ in timings[1::2]) < 200 * max(0.01, min(t for t, _ in timings[::2]))
 
 
 def test_a_snippet_is_the_one_fts5_gives_for_a_document_matched_a_few_times(

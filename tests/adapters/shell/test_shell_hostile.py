@@ -18,8 +18,6 @@ import addressable as ad
 from addressable.adapters import Shell
 from tests.helpers.httpserver import LocalServer
 
-MARK = "7913"  # in the commands that would leave a process: the port it listens on
-
 
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
@@ -61,8 +59,8 @@ ATTACKS = [
     (("git",), "git clone -q {url}x.git"),
     (("find", "git"), "git fetch {url}"),
     # leaving a process behind
-    (("git",), "git daemon --base-path=. --export-all --detach --reuseaddr --port=" + MARK),
-    (("find", "git"), "git daemon --base-path=. --detach --reuseaddr --port=" + MARK),
+    (("git",), "git daemon --base-path=. --export-all --detach --reuseaddr --port={port}"),
+    (("find", "git"), "git daemon --base-path=. --detach --reuseaddr --port={port}"),
 ]
 
 
@@ -76,7 +74,7 @@ def _left(marker: str) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(marker.encode() in part for part in cmdline[1:]) and b"pytest" not in cmdline[1]:
+        if any(marker.encode() == part for part in cmdline[1:]):
             found.append(int(entry.name))
             os.kill(int(entry.name), signal.SIGKILL)
     return found
@@ -93,17 +91,21 @@ def test_what_a_command_tries_is_stopped(
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
+    with socket.socket() as free:  # a port of this test's own: others run beside it
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    mark = f"--port={port}"
     subprocess.run(["tar", "cf", str(work / "archive.tar"), "-C", str(work), "a.txt"], check=True)
     shell = Shell(kit, cwd=work, allow=allow)
     try:
-        res = shell(command.format(outside=outside, url=server.url("/")))
+        res = shell(command.format(outside=outside, url=server.url("/"), port=port))
     except ad.ScopeError:
         res = None  # refused before it ran: nothing to look for, but look all the same
     assert list(outside.iterdir()) == []
     assert server.requests == []
-    assert _left(MARK) == []
+    assert _left(mark) == []
     with socket.socket() as probe:  # nothing listens on the host where the daemon would
-        assert probe.connect_ex(("127.0.0.1", int(MARK))) != 0
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
     if res is not None:
         assert "cache.db" not in res.text
     tracked = subprocess.run(["git", "-C", str(work), "ls-files"], capture_output=True, text=True)

@@ -76,6 +76,13 @@ def test_a_store_outside_the_folder_and_the_home_folder_cannot_be_read(
     kit.close()
 
 
+def test_the_system_s_secrets_cannot_be_read(kit: ad.Toolkit, work: Path, tmp_path: Path) -> None:
+    # The machine's own (/etc/shadow is there on Debian), read as root would read it.
+    assert Path("/etc/shadow").is_file()
+    res = _run(_sh(kit, work), "cat /etc/shadow; echo end")
+    assert res.text.startswith("end\n") and "root:" not in res.text  # nothing of it read
+
+
 def test_git_config_and_hooks_are_read_only(kit: ad.Toolkit, work: Path) -> None:
     subprocess.run(["git", "init", "-q", str(work)], check=True)
     config = (work / ".git" / "config").read_bytes()

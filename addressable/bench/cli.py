@@ -105,6 +105,26 @@ def add_arguments(
     p.add_argument("--markdown", metavar="PATH", help="also write the table here")
 
 
+def _said(line: str) -> None:
+    print(f"addressable: {line}", file=sys.stderr, flush=True)
+
+
+class _Told:
+    """Where the replay is, said as plain lines when stderr is no terminal (a pipe, a
+    CI log): at each tenth of the runs, so that a log shows it moving."""
+
+    def __init__(self, total: int, terminal: bool) -> None:
+        self.total, self.quiet = total, terminal
+        self.step = max(1, total // 10)
+        self.next = self.step
+
+    def __call__(self, done: int) -> None:
+        if self.quiet or done < min(self.next, self.total):
+            return
+        _said(f"replayed {done:,} of {self.total:,} strategy runs")
+        self.next = done + self.step
+
+
 def run_bench(args: argparse.Namespace, out: Console) -> int:
     # The engine and the progress bar, loaded when the benchmark runs, not to read options.
     from rich.console import Console
@@ -143,10 +163,11 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
         folder.mkdir(parents=True, exist_ok=True)
     else:
         folder.mkdir(parents=True, exist_ok=True)
-        with errors.status(
-            "building the bundled scenario (pydoc, a local server, the scripted agent)"
-        ):
-            session, kit = build()
+        if errors.is_terminal:
+            with errors.status("building the bundled scenario") as status:
+                session, kit = build(lambda step: status.update(f"bundled scenario: {step}"))
+        else:  # piped: plain lines, one a step
+            session, kit = build(lambda step: _said(f"bundled scenario: {step}"))
         write_trajectory(session, str(folder / "scenario.jsonl"))
         items, kits = [session], {session.session_id: kit}
     runnable = sum(1 for i in items if not hasattr(i, "error"))
@@ -156,8 +177,15 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=errors, transient=True) as bar:
-        task = bar.add_task("replaying", total=runnable * len(STRATEGIES))
+    total = runnable * len(STRATEGIES)
+    with Progress(*columns, console=errors, transient=True, disable=not errors.is_terminal) as bar:
+        task = bar.add_task("replaying", total=total)
+        told = _Told(total, errors.is_terminal)
+
+        def progress(session_id: str, done: int) -> None:
+            bar.update(task, completed=done, description=session_id[:40])
+            told(done)
+
         report = bench(
             items,
             trigger=args.trigger,
@@ -170,7 +198,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             kits=kits,
             tokenizer=token_counter(args.encoding) if args.encoding else None,
             ablate=args.ablate,
-            progress=lambda sid, done: bar.update(task, completed=done, description=sid[:40]),
+            progress=progress,
         )
     # Plain lines on stderr (not rich's console, which would wrap them): one a problem.
     for bad in report.errors:

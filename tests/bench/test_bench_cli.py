@@ -39,6 +39,9 @@ def test_piped_bench_prints_the_table_and_says_where_the_files_went(tmp_path: Pa
     assert len(wrote) == 1
     for path in (out / "report.md", out / "report.json", out / "plot.png", extra):
         assert str(path) in wrote[0] and path.is_file()
+    # piped, where no bar is drawn, it says where it is in plain lines, at each tenth
+    told = [line for line in proc.stderr.splitlines() if " strategy runs" in line]
+    assert 5 <= len(told) <= 12 and told[-1] == "addressable: replayed 24 of 24 strategy runs"
 
 
 def test_piped_bench_json_keeps_stdout_one_document(tmp_path: Path) -> None:

@@ -139,7 +139,8 @@ class MissingDependency(AddressableError, ImportError):
 
     def __init__(self, feature: str, extra: str, package: str) -> None:
         super().__init__(
-            f"{feature} needs the {package!r} package: pip install 'addressable-tools[{extra}]'"
+            f"{feature} needs the {package!r} package, from the {extra!r} extra: "
+            f"pip install '{package}'"
         )
 
 

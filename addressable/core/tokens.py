@@ -271,7 +271,7 @@ def _warn_estimate(name: str) -> None:
     warnings.warn(
         TokenEstimateWarning(
             f"exact {name} token counts need tiktoken, which is not installed: counting one "
-            "token per four bytes of UTF-8 instead; pip install 'addressable-tools[tokens]'"
+            "token per four bytes of UTF-8 instead; pip install tiktoken (the 'tokens' extra)"
         ),
         stacklevel=3,
     )

@@ -86,7 +86,7 @@ def test_the_bundled_scenario_without_html2text_says_so_and_prints_no_figures(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 5
     assert done.stderr.splitlines() == [
-        "addressable: error: the bundled scenario needs the 'html2text' package: "
-        "pip install 'addressable-tools[bench]'"
+        "addressable: error: the bundled scenario needs the 'html2text' package, from the "
+        "'bench' extra: pip install 'html2text'"
     ]
     assert done.stdout == "" and not (tmp_path / "out" / "report.json").exists()

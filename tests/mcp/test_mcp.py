@@ -553,7 +553,7 @@ def test_without_the_extra_the_error_names_it() -> None:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=process_env()
     )
-    assert "pip install 'addressable-tools[mcp]'" in done.stdout
+    assert "from the 'mcp' extra: pip install 'mcp'" in done.stdout
 
 
 def test_a_damaged_record_is_left_out_of_the_listing_of_resources(tmp_path: Path) -> None:

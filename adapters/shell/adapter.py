@@ -123,6 +123,7 @@ class Shell(Adapter):
         self.sandbox = sandbox
         self.network = network
         self.read_only = tuple(Path(p).resolve() for p in read_only)
+        self._hidden = store_folders(kit)  # the store's folder: never seen by a command
         kit.on_rerun(self.name, self._rerun)
         if allow_shell:
             self.description = "Run a shell command in the working folder and return its output."
@@ -170,7 +171,7 @@ class Shell(Adapter):
                 argv,
                 self.cwd,
                 network=self.network,
-                hidden=store_folders(self.kit),
+                hidden=self._hidden,
                 read_only=self.read_only,
             )
         try:

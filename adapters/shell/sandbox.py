@@ -21,7 +21,7 @@ import addressable as ad
 # What a program needs to start: the system's programs, libraries and settings. The
 # home folder, /root, /home, /var, /srv, /mnt and /media are not among them.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
-# Secrets of the system under those folders: shown empty (a process that is root outside
+# Secrets of the system under those folders: not readable (a process that is root outside
 # is root inside, and could read them).
 SYSTEM_SECRETS = (
     *("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers"),
@@ -120,6 +120,6 @@ def sandboxed(
             elif guarded.exists():
                 options += ["--ro-bind", str(guarded), str(guarded)]
     for folder in hidden:
-        if folder == cwd or folder.is_relative_to(cwd) or cwd.is_relative_to(folder):
+        if folder.is_relative_to(cwd) or cwd.is_relative_to(folder):
             options += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
     return [*options, "--chdir", str(cwd), "--", *argv]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import shutil
 import sys
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from ..core.errors import (
     NotFound,
     NotReplayable,
 )
-from .output import one_line, visible
+from .output import one_line, print_json, visible
 from .parser import EPILOG, build_parser
 
 if TYPE_CHECKING:
@@ -139,5 +138,5 @@ def _fail(exc: BaseException | str, code: int, as_json: bool = False) -> int:
     said = one_line(str(exc)) or type(exc).__name__
     print(f"addressable: error: {said}", file=sys.stderr)
     if as_json:
-        print(json.dumps({"error": said, "exit_code": code}, ensure_ascii=False))
+        print_json({"error": said, "exit_code": code})
     return code

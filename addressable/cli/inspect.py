@@ -52,10 +52,10 @@ def run_ls(store: Store, args: argparse.Namespace, out: Console) -> int:
     if args.json:
         print_json([r.model_dump(mode="json") for r in records])
         return done
-    table = Table("tool", "kind", "status", "size", "observed")
-    table.columns.insert(0, Column("id", no_wrap=True, min_width=16))
     # A key too wide for the terminal folds onto more lines rather than losing its end.
-    table.columns.insert(2, Column("key or args", overflow="fold"))
+    key = Column("key or args", overflow="fold")
+    id_ = Column("id", no_wrap=True, min_width=16)
+    table = Table(id_, "tool", key, "kind", "status", "size", "observed")
     for r in records:
         status = r.outcome.value if r.outcome else r.status.value
         table.add_row(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import re
 import sys
@@ -15,7 +14,7 @@ from typing import Any, NoReturn
 from .. import __version__
 from ..core.errors import EXIT_USAGE
 from ..core.tokens import DEFAULT_ENCODING, ENCODINGS
-from .output import one_line
+from .output import one_line, print_json
 from .values import count, duration, size, when
 
 EPILOG = """\
@@ -70,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         said = f"{one_line(message)}; see {self.prog} --help"
         if self.json_asked:  # the one JSON document on stdout, a usage error's too
-            print(json.dumps({"error": said, "exit_code": EXIT_USAGE}, ensure_ascii=False))
+            print_json({"error": said, "exit_code": EXIT_USAGE})
         self.exit(EXIT_USAGE, f"addressable: error: {said}\n")
 
     # Whether the command line asks for --json: a usage error is found before the

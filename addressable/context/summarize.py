@@ -400,7 +400,7 @@ def json_parts(data: Any, known: Known) -> tuple[list[Part], list[Part]]:
     """A JSON document: the ids, codes and dates it holds, then its other key fields.
 
     The objects of a list (flights, payments, users) are kept a row each, their fields
-    named once (`flights (flight_number date price): HAT080 2024-05-28 120 | ...`), so
+    named once (`flights (flight_number date): HAT080 2024-05-28 | ...`), so
     that a value stays with the others of its object: a later call passes a flight's
     number with its own date, not with any date the document holds. A row holds only
     the fields that say which object it is (ids, codes, dates; names or amounts where it
@@ -531,15 +531,14 @@ def _table(
     name: str, rows: list[dict[str, Any]], known: Known, count: str
 ) -> tuple[int, Part] | None:
     """The rank and part of a list of objects: one row each of its fields of the best
-    rank it has, 0 or 1 (see `_priority`), named once. A field with
-    one value in every row is said once, in the head; a row whose values the
-    conversation all shows is left out."""
+    rank it has, 0 or 1 (see `_priority`), named once. A field with one value in every
+    row is said once, in the head; a row whose values the conversation all shows is
+    left out."""
     columns: dict[str, int] = {}
     for row in rows:
         for column, value in row.items():
             if _shown(value) is not None:
-                leaf = column if _KEY_FIELDS.search(column) else column.rsplit(".", 1)[-1]
-                columns[column] = min(columns.get(column, 3), _priority(leaf, value))
+                columns[column] = min(columns.get(column, 3), _priority(column, value))
     rank = min(columns.values(), default=2)
     kept = [c for c, r in columns.items() if r == rank]
     if rank > 1:
@@ -716,17 +715,6 @@ def _priority(name: str, value: Any) -> int:
     if _KEY_FIELDS.search(leaf):
         return 1
     return 2
-
-
-def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _leaves(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _leaves(v, f"{path}[{i}]")
-    else:
-        yield path, value
 
 
 DEFAULT_BUDGET = 120  # tokens a whole stub may take, at most

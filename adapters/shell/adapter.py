@@ -8,6 +8,7 @@ write, the outcome that is known.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shlex
@@ -28,7 +29,7 @@ from .._http import DEFAULT_MAX_BYTES, ResponseTooLarge
 from .._rootfs import store_folders
 from .process import Ran, run
 from .programs import allowed_programs, cat_key, check_command, classify, command_forms, listed
-from .sandbox import bwrap, sandboxed
+from .sandbox import Ending, bwrap, sandboxed
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
@@ -165,36 +166,8 @@ class Shell(Adapter):
         said = (pure, self.pure), (writes, self.writes)
         determinism, key = classify(self.cwd, command_forms(text, argv, shell), text, *said)
         call = ShellCall(self.kit, self.name, args, determinism, key)
-        started = argv
-        if self.sandbox:
-            started = sandboxed(
-                argv,
-                self.cwd,
-                network=self.network,
-                hidden=self._hidden,
-                read_only=self.read_only,
-            )
-        try:
-            proc = subprocess.Popen(
-                started,
-                cwd=self.cwd,
-                env=self._environment(),
-                stdin=subprocess.DEVNULL,  # the caller's input is not the program's
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            call.failed(exc, ad.Outcome.NOT_APPLIED if call.writes else None)
-            raise ad.ArgumentError(
-                f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {exc.strerror or exc}"
-            ) from exc
-        try:
-            ran = run(proc, limit, self.max_bytes)
-        except BaseException as exc:  # interrupted (Ctrl-C, a cancelled task): it was stopped
-            if call.writes:  # a write may have begun: never lost
-                call.failed(exc, ad.Outcome.UNKNOWN)
-            raise
+        with contextlib.closing(Ending()) if self.sandbox else contextlib.nullcontext() as ending:
+            ran = self._run(call, argv, limit, ending)
         if self.sandbox and not ran.out and ran.err.startswith(b"bwrap: execvp "):
             # bwrap could not start the program: what Popen says without a sandbox.
             why = ran.err.decode(errors="replace").split(": ")[-1].strip()
@@ -206,6 +179,48 @@ class Shell(Adapter):
         if key is None and read_ok and (cat := cat_key(self.cwd, text, ran.out)) is not None:
             call = replace(call, determinism=ad.Determinism.DETERMINISTIC, key=cat)
         return call.ended(ran, limit)
+
+    def _run(self, call: ShellCall, argv: list[str], limit: float, ending: Ending | None) -> Ran:
+        """Start `argv` (in the sandbox when `ending` is given) and run it to its end;
+        a command that cannot start, or is interrupted, is recorded as failed."""
+        started = argv
+        if ending is not None:
+            started = sandboxed(
+                argv,
+                self.cwd,
+                network=self.network,
+                hidden=self._hidden,
+                read_only=self.read_only,
+                info_fd=ending.fd,
+            )
+        try:
+            proc = subprocess.Popen(
+                started,
+                cwd=self.cwd,
+                env=self._environment(),
+                stdin=subprocess.DEVNULL,  # the caller's input is not the program's
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=() if ending is None else (ending.fd,),
+            )
+        except OSError as exc:
+            call.failed(exc, ad.Outcome.NOT_APPLIED if call.writes else None)
+            raise ad.ArgumentError(
+                f"{self.name}: cannot start {argv[0][:_SHOWN]!r}: {exc.strerror or exc}"
+            ) from exc
+        try:
+            if ending is not None:
+                ending.started(limit)
+            ran = run(proc, limit, self.max_bytes)
+        except BaseException as exc:  # interrupted (Ctrl-C, a cancelled task): it was stopped
+            if call.writes:  # a write may have begun: never lost
+                call.failed(exc, ad.Outcome.UNKNOWN)
+            raise
+        finally:
+            if ending is not None:  # the call ends when the sandbox has
+                ending.wait()
+        return ran
 
     def handle(self, arguments: dict[str, Any]) -> str:
         # A model may ask to wait less than the adapter's own limit, never longer: a

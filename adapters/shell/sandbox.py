@@ -9,7 +9,11 @@ daemons included (a PID namespace of its own, which dies with `bwrap`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
+import os
+import select
 import shutil
 import subprocess
 import sys
@@ -30,6 +34,7 @@ SYSTEM_SECRETS = (
 # Inside a repository's .git, what makes the next git run code: read-only in the sandbox.
 GIT_GUARDED = ("config", "config.worktree", "hooks", "info")
 _PROBE_TIMEOUT = 10.0  # seconds
+_TEARDOWN = 5.0  # seconds the system may take to end what was left in a sandbox
 
 
 class NoSandbox(ad.AddressableError):
@@ -98,12 +103,16 @@ def sandboxed(
     network: bool,
     hidden: Iterable[Path] = (),
     read_only: Iterable[Path] = (),
+    info_fd: int | None = None,
 ) -> list[str]:
     """`argv` run by bwrap in a sandbox whose only writable folder is `cwd` (and a
     private /tmp). `hidden`: folders shown empty and read-only (the store); inside
     `cwd`'s `.git`, what makes the next git run code is read-only. `read_only`: more
-    folders the command may read (a Python outside /usr, a toolchain)."""
+    folders the command may read (a Python outside /usr, a toolchain). `info_fd`: where
+    bwrap says which process is the sandbox's first (see `Ending`)."""
     options = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session"]
+    if info_fd is not None:
+        options += ["--info-fd", str(info_fd)]
     if network:
         options.append("--share-net")
     options += _system(read_only)
@@ -123,3 +132,43 @@ def sandboxed(
         if folder.is_relative_to(cwd) or cwd.is_relative_to(folder):
             options += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
     return [*options, "--chdir", str(cwd), "--", *argv]
+
+
+class Ending:
+    """The wait for a sandbox's last process. bwrap exits as soon as the command does,
+    while the system is still ending the rest of the sandbox (a daemon the command left):
+    that takes until the sandbox's first process, which bwrap names on a pipe, is gone.
+
+    `fd` goes to bwrap (`sandboxed(info_fd=...)`, `Popen(pass_fds=...)`); `started()`
+    after bwrap starts, `wait()` after it exits, `close()` in any case."""
+
+    def __init__(self) -> None:
+        self._read, self.fd = os.pipe()
+        self._pidfd: int | None = None
+
+    def started(self, limit: float) -> None:
+        """Learn the sandbox's first process from bwrap, within `limit` seconds (bwrap
+        says it before the command starts; one that fails first says nothing)."""
+        os.close(self.fd)
+        self.fd = -1
+        said = bytearray()
+        while select.select([self._read], [], [], limit)[0]:
+            chunk = os.read(self._read, 4096)
+            if not chunk:
+                break
+            said.extend(chunk)
+        with contextlib.suppress(ValueError, TypeError, KeyError, OSError):
+            # OSError: it has ended already (or pidfds are not there, before Linux 5.3)
+            self._pidfd = os.pidfd_open(int(json.loads(said)["child-pid"]))
+
+    def wait(self) -> None:
+        """Wait, a few seconds at most, until nothing in the sandbox runs."""
+        if self._pidfd is not None:
+            select.select([self._pidfd], [], [], _TEARDOWN)
+
+    def close(self) -> None:
+        for fd in (self._read, self.fd, self._pidfd):
+            if fd is not None and fd >= 0:
+                os.close(fd)
+        self._read = self.fd = -1
+        self._pidfd = None

@@ -134,9 +134,9 @@ def _empty(store: Store) -> bool:
 
 def _fail(exc: BaseException | str, code: int, as_json: bool = False) -> int:
     """Say why a command failed, in one line on stderr; with --json, also as the one
-    JSON document on stdout that every command prints: `{"error": ..., "exit_code": ...}`."""
+    JSON document on stdout that every command prints: `{"error": ..., "exit": ...}`."""
     said = one_line(str(exc)) or type(exc).__name__
     print(f"addressable: error: {said}", file=sys.stderr)
     if as_json:
-        print_json({"error": said, "exit_code": code})
+        print_json({"error": said, "exit": code})
     return code

@@ -69,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         said = f"{one_line(message)}; see {self.prog} --help"
         if self.json_asked:  # the one JSON document on stdout, a usage error's too
-            print_json({"error": said, "exit_code": EXIT_USAGE})
+            print_json({"error": said, "exit": EXIT_USAGE})
         self.exit(EXIT_USAGE, f"addressable: error: {said}\n")
 
     # Whether the command line asks for --json: a usage error is found before the

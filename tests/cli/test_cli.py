@@ -63,7 +63,7 @@ def test_with_json_a_failure_is_one_json_document_too(
         except SystemExit as exc:  # argparse's way out, as the command's exit code
             (got, (out, err)) = exc.code, capsys.readouterr()
         shown = json.loads(out)
-        assert got == code and shown["exit_code"] == code, (args, out, err)
+        assert got == code and shown["exit"] == code, (args, out, err)
         assert err == f"addressable: error: {shown['error']}\n"
 
 

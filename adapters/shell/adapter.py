@@ -29,7 +29,7 @@ from .._http import DEFAULT_MAX_BYTES, ResponseTooLarge
 from .._rootfs import store_folders
 from .process import Ran, run
 from .programs import allowed_programs, cat_key, check_command, classify, command_forms, listed
-from .sandbox import Ending, bwrap, sandboxed
+from .sandbox import Ending, bwrap, refused_folder, sandboxed
 
 DEFAULT_TIMEOUT = 60.0  # seconds
 DEFAULT_ENV = ENV_ALLOW  # also the only variables the git the project starts may see
@@ -111,8 +111,14 @@ class Shell(Adapter):
             raise ad.ArgumentError(
                 f"Shell: max_bytes must be a whole number of bytes over 0, not {max_bytes!r}"
             )
+        folder = Path(cwd).resolve()
+        if sandbox and (why := refused_folder(folder)) is not None:
+            raise ad.ArgumentError(
+                f"Shell: commands cannot write in {str(folder)[:_SHOWN]!r} ({why}): "
+                "give the folder of the work as cwd"
+            )
         super().__init__(kit, name)
-        self.cwd = Path(cwd).resolve()
+        self.cwd = folder
         self.timeout = timeout
         self.max_bytes = max_bytes  # bytes of stdout and stderr together (see above)
         self.env_allow = names

@@ -91,9 +91,33 @@ def _system(read_only: Iterable[Path] = ()) -> list[str]:
             options += ["--tmpfs", secret, "--remount-ro", secret]
         elif path.is_file() and not path.is_symlink():
             options += ["--ro-bind", "/dev/null", secret]
-    for path in read_only:
+    options += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for path in read_only:  # after /tmp's own, which would hide one under /tmp
         options += ["--ro-bind", str(path), str(path)]
-    return [*options, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    return options
+
+
+def enclosing_repository(cwd: Path) -> Path | None:
+    """The root of the git repository `cwd` lies below (not at), if any: a command in
+    a subfolder sees it read-only, so that git finds its repository there."""
+    for folder in cwd.parents:
+        if (folder / ".git").exists():
+            # Not one that holds the home folder (a repository of dotfiles): all of it
+            # would be readable.
+            return None if refused_folder(folder) else folder
+    return None
+
+
+def refused_folder(cwd: Path) -> str | None:
+    """Why `cwd` cannot be a sandbox's working folder, which it writes in: `/`, the
+    home folder, or a folder that holds the system's folders or the home folder."""
+    home = Path.home().resolve()
+    if cwd == Path("/") or home.is_relative_to(cwd):
+        return "it holds the home folder" if cwd != Path("/") else "it is /"
+    for folder in SYSTEM:
+        if Path(folder).is_relative_to(cwd) or cwd == Path(folder):
+            return f"it is or holds {folder}, which commands may only read"
+    return None
 
 
 def sandboxed(
@@ -115,10 +139,14 @@ def sandboxed(
         options += ["--info-fd", str(info_fd)]
     if network:
         options.append("--share-net")
+    read_only = list(read_only)
+    repository = enclosing_repository(cwd)
+    if repository is not None:  # git in a subfolder reads the whole repository
+        read_only.append(repository)
     options += _system(read_only)
     options += ["--bind", str(cwd), str(cwd)]
-    git = cwd / ".git"
-    if git.is_dir() and not git.is_symlink():
+    git = (cwd if repository is None else repository) / ".git"
+    if git.is_dir() and not git.is_symlink() and git.is_relative_to(cwd):
         for name in GIT_GUARDED:
             guarded = git / name
             if guarded.is_symlink():
@@ -128,8 +156,9 @@ def sandboxed(
                 options += ["--tmpfs", str(guarded), "--remount-ro", str(guarded)]
             elif guarded.exists():
                 options += ["--ro-bind", str(guarded), str(guarded)]
+    mounted = [cwd, *read_only, *(Path(folder) for folder in SYSTEM)]
     for folder in hidden:
-        if folder.is_relative_to(cwd) or cwd.is_relative_to(folder):
+        if any(folder.is_relative_to(root) for root in mounted) or cwd.is_relative_to(folder):
             options += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
     return [*options, "--chdir", str(cwd), "--", *argv]
 

@@ -101,6 +101,46 @@ def test_git_config_and_hooks_are_read_only(kit: ad.Toolkit, work: Path) -> None
     assert "A  a.txt" in res.text
 
 
+def test_git_works_in_a_subfolder_of_a_repository_which_it_cannot_change(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    sub = repo / "pkg"
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "top.txt").write_text("top\n")
+    (sub / "a.txt").write_text("a\n")
+    kit = ad.Toolkit(ad.open_store(f"disk://{tmp_path / 'store'}"))
+    shell = _sh(kit, sub)
+    res = _run(shell, "git status --short; echo x > ../top.txt; echo y > b.txt; echo end")
+    assert "?? ./" in res.text or "?? a.txt" in res.text  # git found its repository
+    assert "end" in res.text and (sub / "b.txt").read_text() == "y\n"
+    assert (repo / "top.txt").read_text() == "top\n"  # above the folder: read-only
+    kit.close()
+
+
+@pytest.mark.parametrize("folder", ["/", "home", "/usr", "/etc"])
+def test_a_folder_that_holds_the_system_or_the_home_folder_is_refused(
+    kit: ad.Toolkit, folder: str
+) -> None:
+    cwd = Path.home() if folder == "home" else Path(folder)
+    with pytest.raises(ad.ArgumentError, match=r"^Shell: commands cannot write in .*cwd$"):
+        Shell(kit, cwd=cwd, allow_shell=True)
+    assert [t["name"] for t in kit.tools()] == ["replay_result"]  # no shell was added
+    Shell(kit, cwd=cwd, allow_shell=True, sandbox=False)  # the caller's own choice
+
+
+def test_a_store_under_a_folder_given_read_only_is_hidden(work: Path, tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    store = tools / "store"
+    kit = ad.Toolkit(ad.open_store(f"disk://{store}"))
+    (tools / "tool.txt").write_text("tool\n")
+    shell = Shell(kit, cwd=work, allow_shell=True, read_only=[tools])
+    res = _run(shell, f"cat {tools}/tool.txt; ls -A {store}; echo end")
+    assert res.text.startswith("tool\nend\n")  # the folder is read, the store shows empty
+    kit.close()
+
+
 def test_no_network_unless_asked(kit: ad.Toolkit, work: Path) -> None:
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))

@@ -84,12 +84,33 @@ def _result(kit: Toolkit, name: str, content: str | list[Any]) -> str | list[Any
     return content
 
 
-def compact_runner(runner: Any, kit: Toolkit, **options: Any) -> None:
-    """Compact the messages the runner sends next (`ad.compact` with `options`, such as
-    `keep_last` or `trigger_tokens`): call it in the loop over the runner."""
+def compact_runner(runner: Any, kit: Toolkit, message: Any, **options: Any) -> None:
+    """Compact what the runner sends next (`ad.compact` with `options`, such as
+    `keep_last` or `trigger_tokens`), as a plain loop does once it has added the reply
+    and its tool results: call it in the loop over the runner with the `message` it
+    yielded. The reply's tools run here, once; the runner sends the results they gave."""
+    _compact_next(runner, kit, message, runner.generate_tool_call_response(), options)
+
+
+async def acompact_runner(runner: Any, kit: Toolkit, message: Any, **options: Any) -> None:
+    """`compact_runner` for the runner of an `AsyncAnthropic` client."""
+    _compact_next(runner, kit, message, await runner.generate_tool_call_response(), options)
+
+
+def _compact_next(
+    runner: Any, kit: Toolkit, message: Any, results: Any, options: dict[str, Any]
+) -> None:
+    """Compact the runner's history with the reply and its `results` (None: the reply
+    was the last, no request follows) at its end, as the next request will have them;
+    the runner adds those two itself, after what this leaves."""
+    if results is None:
+        return
+    reply = message.to_param()
 
     def compacted(params: Any) -> Any:
-        return {**params, "messages": compact(params["messages"], kit=kit, **options).messages}
+        history = [*params["messages"], reply, results]
+        done = compact(history, kit=kit, **options).messages
+        return {**params, "messages": done[: len(done) - 2]}
 
     runner.set_messages_params(compacted)
 

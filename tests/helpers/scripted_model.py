@@ -64,6 +64,13 @@ class ScriptedModel:
             action = None
         return httpx2.Response(200, json=_reply(path, n, action))
 
+    def stubbed(self) -> list[list[bool]]:
+        """For each request, which of the results it carried were stubs, in order."""
+        return [
+            [ad.parse_stub(text) is not None for text in _results(path, body)]
+            for path, body in zip(self.paths, self.bodies, strict=True)
+        ]
+
     @property
     def stubs_sent(self) -> int:
         """How many stubs the requests carried, in all."""

@@ -1,7 +1,9 @@
-"""LangGraph (`langgraph.prebuilt.create_react_agent`): the kit's tools as LangChain
-tools, and a `pre_model_hook` that compacts the graph's messages before each model call.
+"""LangChain v1 agents (`langchain.agents.create_agent`) and LangGraph: the kit's tools as
+LangChain tools, and compaction of the graph's messages before each model call, as a
+`middleware` for `create_agent` or a `pre_model_hook` for LangGraph's older
+`create_react_agent`.
 
-The hook gives the compacted messages back under their own ids, so LangGraph's
+Both give the compacted messages back under their own ids, so LangGraph's
 `add_messages` replaces each evicted `ToolMessage` in the state, in place: the state
 stays compacted, and the next compaction starts from it.
 
@@ -61,14 +63,38 @@ def tools(kit: Toolkit) -> list[Any]:
     ]
 
 
+def middleware(kit: Toolkit, **options: Any) -> Any:
+    """A middleware for `create_agent(..., middleware=[...])`: before each model call,
+    compacts the state's messages (`ad.compact` with `options`, such as `keep_last` or
+    `trigger_tokens`) and gives back those it changed, which replace the originals by
+    id."""
+    try:
+        from langchain.agents.middleware import AgentMiddleware
+    except ImportError as exc:
+        raise MissingDependency("the LangChain middleware", "langgraph", "langchain") from exc
+
+    class CompactionMiddleware(AgentMiddleware):
+        def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+            return _compacted(kit, state, options) or None
+
+    return CompactionMiddleware()
+
+
 def pre_model_hook(kit: Toolkit, **options: Any) -> Any:
-    """A `pre_model_hook` for `create_react_agent`: compacts the state's messages
-    (`ad.compact` with `options`, such as `keep_last` or `trigger_tokens`) and gives back
-    those it changed, which replace the originals by id."""
+    """A `pre_model_hook` for LangGraph's `create_react_agent`: compacts the state's
+    messages (`ad.compact` with `options`) and gives back those it changed, which
+    replace the originals by id."""
 
     def hook(state: Any) -> dict[str, Any]:
-        messages = state["messages"] if isinstance(state, dict) else state.messages
-        result = compact(messages, kit=kit, **options)
-        return {"messages": [result.messages[e.index] for e in result.evicted]}
+        return _compacted(kit, state, options) or {"messages": []}
 
     return hook
+
+
+def _compacted(kit: Toolkit, state: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The state update that puts the compacted messages in place of the originals
+    (empty: nothing was evicted)."""
+    messages = state["messages"] if isinstance(state, dict) else state.messages
+    result = compact(messages, kit=kit, **options)
+    evicted = [result.messages[e.index] for e in result.evicted]
+    return {"messages": evicted} if evicted else {}

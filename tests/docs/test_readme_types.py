@@ -29,7 +29,7 @@ import anthropic
 import openai
 from agents import Agent, Model, RunConfig, Runner
 from langchain_core.language_models import BaseChatModel
-from langgraph.prebuilt import create_react_agent
+from langchain.agents import create_agent
 
 import addressable as ad
 

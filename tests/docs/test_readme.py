@@ -35,6 +35,23 @@ def test_first_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert (tmp_path / ".addressable").is_dir()
 
 
+def test_every_python_snippet_runs_as_written_in_order(tmp_path: Path) -> None:
+    # Each snippet after the first takes what the ones before it made (`kit`, a tool).
+    snippets = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert len(snippets) >= 2
+    shutil.copy(README, tmp_path / "README.md")
+    proc = subprocess.run(
+        [sys.executable, "-c", "\n".join(snippets)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    stub = proc.stdout.splitlines()[-1]
+    assert stub.startswith("[ref:") and "README.md" in stub
+
+
 def test_cli_section_lists_only_real_commands() -> None:
     from addressable.cli.parser import build_parser
 

@@ -12,6 +12,7 @@ the MCP server, while the model sees the same text.
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import inspect
 import os
@@ -32,6 +33,7 @@ from .state.continuity import Continuity, Recovery, Revalidation, StalePolicy
 from .state.document import StateDocument, Task
 from .store import Store, open_store
 from .tools.definitions import FunctionTool, ModelTool
+from .tools.firstsight import DEFAULT_MAX_RESULT_TOKENS, checked_cap
 from .tools.registry import ToolRegistry, check_argument_names
 from .tools.replay import NAME as REPLAY
 from .tools.replay import ReplayTool
@@ -103,12 +105,24 @@ def _unbound_method(f: Callable[..., Any], signature: inspect.Signature) -> bool
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class Inherit(enum.Enum):
+    """`kit.tool(max_result_tokens=...)` not given: the kit's cap applies."""
+
+    INHERIT = "inherit"
+
+
+INHERIT = Inherit.INHERIT
+
+
 class Toolkit:
     """Records every call of the tools it wraps in a store, and replays them by id.
 
     `store` is a `Store`, or what `open_store` takes (a URL such as ``"memory://"`` or
     ``"redis://..."``, a folder), or None for the default disk store. `session` groups
     the calls of one agent run (a fresh name when none is given).
+    `max_result_tokens` is the first-sight cap: a result longer than that many tokens
+    is recorded whole, and the model is handed its head and tail, what was left out and
+    how `replay_result` reads the rest (None: every result is handed whole).
     `clock` and `nonce` can be injected for deterministic tests; a clock's times must be
     timezone-aware (a naive one raises `ArgumentError`). `stale_policy` says whether an
     action on stale facts is refused (the default) or only warned of.
@@ -124,6 +138,7 @@ class Toolkit:
         clock: Clock | None = None,
         nonce: Callable[[], bytes] | None = None,
         stale_policy: StalePolicy = "refuse",
+        max_result_tokens: int | None = DEFAULT_MAX_RESULT_TOKENS,
     ) -> None:
         clock = clock or utc_now
         started = checked_time(clock())  # a clock giving naive times fails here, not mid-run
@@ -141,6 +156,7 @@ class Toolkit:
         )
         self._calls = Calls(self._recorder)
         self._registry = ToolRegistry(self._recorder)
+        self._registry.max_result_tokens = max_result_tokens
         self._continuity = Continuity(self._recorder, self._calls, stale_policy)
         self._closed = False
         self.register(ReplayTool(self))
@@ -219,6 +235,7 @@ class Toolkit:
         key: KeyFn | None = None,
         max_age: timedelta | None = None,
         media_type: str | None = None,
+        max_result_tokens: int | Inherit | None = INHERIT,
     ) -> Callable[[F], Callable[..., Any]]: ...
 
     def tool(
@@ -231,6 +248,7 @@ class Toolkit:
         key: KeyFn | None = None,
         max_age: timedelta | None = None,
         media_type: str | None = None,
+        max_result_tokens: int | Inherit | None = INHERIT,
     ) -> Any:
         """Wrap a sync or async callable so that each call returns a recorded `Result`.
 
@@ -246,7 +264,8 @@ class Toolkit:
         holds the validated values as JSON, so the same call gets the same id however it
         was spelt. A return value that cannot be stored is recorded as an error (an
         action's outcome `unknown`), then raises `ArgumentError`: a call that ran is never
-        unrecorded.
+        unrecorded. `max_result_tokens` is the tool's own first-sight cap (None: off);
+        without it, the kit's applies.
         """
         determinism = member(Determinism, determinism, "determinism")
         # Where the tool is defined: its annotations may name classes local to it.
@@ -264,8 +283,12 @@ class Toolkit:
                 namespace=namespace,
                 registry=self._registry,
             )
+            if not isinstance(max_result_tokens, Inherit):
+                checked_cap(max_result_tokens, f"max_result_tokens of {spec.name!r}")
             wrapped = functools.wraps(f)(self._calls.wrap(spec))
             self.register(FunctionTool(spec, self._calls.validated_caller(spec)))
+            if not isinstance(max_result_tokens, Inherit):
+                self.set_max_result_tokens(spec.name, max_result_tokens)
             return wrapped
 
         return wrap(fn) if fn is not None else wrap
@@ -308,6 +331,24 @@ class Toolkit:
         """The id of the record a text `handle` returned shows, if this kit, or another
         on the same store, showed it."""
         return self._registry.shown(text)
+
+    @property
+    def max_result_tokens(self) -> int | None:
+        """The first-sight cap of every tool without one of its own (None: off)."""
+        return self._registry.max_result_tokens
+
+    @max_result_tokens.setter
+    def max_result_tokens(self, tokens: int | None) -> None:
+        self._registry.max_result_tokens = tokens
+
+    def set_max_result_tokens(self, tool: str, tokens: int | None) -> None:
+        """Give `tool` a first-sight cap of its own (None: its results are handed
+        whole), whatever `max_result_tokens` says for the others."""
+        self._registry.set_cap(tool, tokens)
+
+    def result_cap(self, tool: str) -> int | None:
+        """The most tokens a result of `tool` is handed to a model with."""
+        return self._registry.cap_of(tool)
 
     def has_renderer(self, tool: str) -> bool:
         """Whether `tool` shows its results its own way (see `render`)."""

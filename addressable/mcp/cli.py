@@ -13,6 +13,7 @@ from ..core.errors import EXIT_OK, EXIT_USAGE, ConfigError
 
 if TYPE_CHECKING:
     from ..store import Store
+    from .config import McpConfig
 
 # Where `mcp serve --http` reads its bearer token; without it, one is made at start.
 TOKEN_VARIABLE = "ADDRESSABLE_MCP_TOKEN"
@@ -53,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentPars
         help="shell: run commands with this process's rights, not in a sandbox",
     )
     p.add_argument(
+        "--max-result-tokens",
+        type=_cap,
+        metavar="N",
+        help="the first-sight cap: a result over N tokens is handed as its head and tail, "
+        "with how to read the rest (default 8000; 0: off)",
+    )
+    p.add_argument(
         "--http",
         type=_port,
         metavar="PORT",
@@ -64,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentPars
     p.set_defaults(run=run_proxy, creates=True)
     p.add_argument("--config", help="a TOML config file: timeout and [[tools]] rules")
     p.add_argument("--timeout", type=float, help="seconds an upstream call may take (60)")
+    p.add_argument(
+        "--max-result-tokens",
+        type=_cap,
+        metavar="N",
+        help="the first-sight cap: a result over N tokens is handed as its head and tail, "
+        "with how to read the rest (default 8000; 0: off)",
+    )
     p.add_argument("upstream", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
 
 
@@ -74,7 +89,8 @@ def run_serve(store: Store, args: argparse.Namespace, out: Any) -> int:
     from .config import load_config
 
     try:
-        config = load_config(args.config).serve
+        whole = _with_cap(load_config(args.config), args.max_result_tokens)
+        config = whole.serve
         updates: dict[str, Any] = {}
         # How each value an adapter checks at start was given, for its error to name.
         where = f"config {args.config}: serve." if args.config else "serve."
@@ -97,8 +113,12 @@ def run_serve(store: Store, args: argparse.Namespace, out: Any) -> int:
         config = config.model_copy(update=updates)
         from .server import add_adapters, build_server, serve_http, serve_stdio
 
-        kit = Toolkit(store)
+        kit = Toolkit(store, max_result_tokens=whole.max_result_tokens or None)
         add_adapters(kit, [*config.adapters, *args.adapters], config, given)
+        for tool in kit.tools("anthropic"):  # the rules that give a tool its own cap
+            rule = whole.rule_for(tool["name"])
+            if rule is not None and rule.max_result_tokens is not None:
+                kit.set_max_result_tokens(tool["name"], whole.cap_of(tool["name"]))
     except ConfigError as exc:
         return _usage(str(exc))
     server = build_server(kit)
@@ -133,6 +153,7 @@ def run_proxy(store: Store, args: argparse.Namespace, out: Any) -> int:
         if not args.timeout > 0:
             return _usage(f"--timeout must be more than 0 seconds, not {args.timeout}")
         config = config.model_copy(update={"timeout": args.timeout})
+    config = _with_cap(config, args.max_result_tokens)
     from .proxystart import run
 
     return run(store, config, command)
@@ -141,6 +162,25 @@ def run_proxy(store: Store, args: argparse.Namespace, out: Any) -> int:
 def _usage(message: str) -> int:
     print(f"addressable: error: {' '.join(message.split())}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _with_cap(config: McpConfig, cap: int | None) -> McpConfig:
+    """`config` with the cap `--max-result-tokens` gave, if it gave one."""
+    return config if cap is None else config.model_copy(update={"max_result_tokens": cap})
+
+
+def _cap(text: str) -> int:
+    from ..tools.firstsight import MIN_RESULT_TOKENS
+
+    try:
+        cap = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of tokens: {text!r}") from None
+    if cap != 0 and cap < MIN_RESULT_TOKENS:
+        raise argparse.ArgumentTypeError(
+            f"at least {MIN_RESULT_TOKENS} tokens, or 0 for no cap, not {cap}"
+        )
+    return cap
 
 
 def _port(text: str) -> int:

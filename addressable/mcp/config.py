@@ -2,11 +2,13 @@
 by pydantic, every mistake one line naming the file and the field.
 
     timeout = 60                    # proxy: seconds an upstream call may take
+    max_result_tokens = 8000        # the first-sight cap of a result a client is handed; 0: off
 
-    [[tools]]                       # proxy: how an upstream tool's results are kept
+    [[tools]]                       # how a tool's results are kept
     match = "read_*"                # a glob on the tool name; the first rule that matches wins
-    determinism = "deterministic"   # deterministic | nondeterministic | side_effect
-    key = "{path}"                  # optional: the addressable key, from the call's arguments
+    determinism = "deterministic"   # proxy: deterministic | nondeterministic | side_effect
+    key = "{path}"                  # proxy, optional: the addressable key, from the arguments
+    max_result_tokens = 20000       # optional: this tool's own first-sight cap; 0: off
 
     [serve]                         # serve: the adapters, and how each is set up
     adapters = ["fetch", "files", "memory", "search", "shell"]
@@ -40,8 +42,9 @@ from pydantic import (
     field_validator,
 )
 
-from ..core.errors import ConfigError
+from ..core.errors import ArgumentError, ConfigError
 from ..core.records import Determinism
+from ..tools.firstsight import DEFAULT_MAX_RESULT_TOKENS, checked_cap
 
 AdapterName = Literal["fetch", "search", "shell", "files", "memory"]
 ADAPTERS: tuple[str, ...] = ("fetch", "search", "shell", "files", "memory")
@@ -56,8 +59,14 @@ class ToolRule(_Strict):
     """How the results of the upstream tools whose name matches `match` are kept."""
 
     match: str = Field(min_length=1)
-    determinism: Determinism
+    determinism: Determinism | None = None  # None: the upstream's hints decide
     key: str | None = None
+    max_result_tokens: int | None = None  # None: the config's; 0: no cap
+
+    @field_validator("max_result_tokens")
+    @classmethod
+    def _cap(cls, value: int | None) -> int | None:
+        return _checked_cap(value)
 
     @field_validator("key")
     @classmethod
@@ -138,16 +147,30 @@ class ServeConfig(_Strict):
 
 class McpConfig(_Strict):
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS  # 0: no cap
     tools: list[ToolRule] = Field(default_factory=list)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+
+    @field_validator("max_result_tokens")
+    @classmethod
+    def _cap(cls, value: int) -> int:
+        return _checked_cap(value) or 0
 
     def rule_for(self, tool: str) -> ToolRule | None:
         return next((r for r in self.tools if fnmatch.fnmatchcase(tool, r.match)), None)
 
+    def cap_of(self, tool: str) -> int | None:
+        """The first-sight cap of `tool`'s results: its rule's, else the config's; None
+        where either says 0 (off)."""
+        rule = self.rule_for(tool)
+        if rule is not None and rule.max_result_tokens is not None:
+            return rule.max_result_tokens or None
+        return self.max_result_tokens or None
+
     def determinism_of(self, tool: str, annotations: Any) -> tuple[Determinism, str]:
         """The determinism of an upstream tool's results, and what decided it."""
         rule = self.rule_for(tool)
-        if rule is not None:
+        if rule is not None and rule.determinism is not None:
             return rule.determinism, f"rule {rule.match!r}"
         read_only = getattr(annotations, "read_only_hint", None)
         destructive = getattr(annotations, "destructive_hint", None)
@@ -177,6 +200,16 @@ def load_config(path: str | Path | None) -> McpConfig:
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         message = first["msg"].removeprefix("Value error, ")
         raise ConfigError(f"config {path}: {where}: {message}{more}") from None
+
+
+def _checked_cap(value: int | None) -> int | None:
+    """A cap as a config gives it: 0 (off), or at least `MIN_RESULT_TOKENS`."""
+    if value is None or value == 0:
+        return value
+    try:
+        return checked_cap(value)
+    except ArgumentError as exc:
+        raise ValueError(f"{exc}".replace("None turns", "0 turns")) from None
 
 
 def _plain(value: Any) -> Any:

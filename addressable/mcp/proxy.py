@@ -41,6 +41,7 @@ from .sdk import (
     ServerRequestContext,
     types,
 )
+from .sight import sighted
 
 MEDIA_TYPE = "application/json"
 MAX_TOOL_PAGES = 1000  # pages of an upstream's list of tools read, at most
@@ -163,7 +164,18 @@ class Proxy:
                 self.kit.record, name, recorded, payload, determinism=determinism, **options
             )
         )
-        return _linked(result, stored.record)
+        return await self._handed(result, stored.record)
+
+    async def _handed(self, result: types.CallToolResult, record: Record) -> types.CallToolResult:
+        """What the client is handed of an upstream result: within its tool's first-sight
+        cap (counted in a worker thread: megabytes take a while), with the link."""
+        tool = self.tools.get(record.tool)
+        schema = tool is not None and tool.output_schema is not None
+        cap = self.config.cap_of(record.tool)
+        shown = await anyio.to_thread.run_sync(
+            functools.partial(sighted, result, record, cap, schema=schema)
+        )
+        return _linked(shown, record)
 
     async def _tool(self, name: str) -> tuple[types.Tool | None, str]:
         """The upstream's tool `name`, or None and why not. An upstream may add tools
@@ -208,7 +220,7 @@ class Proxy:
                         "but its payload is not one"
                     )
                 if whole:
-                    return _linked(original, record)
+                    return await self._handed(original, record)
                 return await self._selected(original, record, arguments)
         text = await self.kit.ahandle(REPLAY, arguments)
         content: list[Any] = [types.TextContent(type="text", text=text)]
@@ -231,7 +243,7 @@ class Proxy:
             except ArgumentError as exc:
                 return refused_text(self.kit.secrets, exc)
             try:
-                text = select(_text_of(original), checked)
+                text = select(_text_of(original), checked, self.kit.result_cap(REPLAY))
             except ArgumentError as exc:
                 return failure_text(self.kit.secrets, exc)
             beside = describe([b.model_dump(by_alias=True) for b in original.content])

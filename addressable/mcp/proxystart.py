@@ -14,6 +14,7 @@ from ..core.errors import EXIT_FAILURE, EXIT_OK
 from ..kit import Toolkit
 from ..recording.argerrors import one_line
 from ..store import Store
+from ..tools.replay import NAME as REPLAY
 from .config import McpConfig
 from .proxy import Proxy
 from .sdk import Client, MCPError, StdioServerParameters, types
@@ -50,7 +51,7 @@ def _mcp_error(exc: BaseException) -> MCPError | None:
 
 
 async def _main(store: Store, config: McpConfig, command: list[str]) -> None:
-    kit = Toolkit(store)
+    kit = Toolkit(store, max_result_tokens=config.cap_of(REPLAY))
     upstream = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     # The handshake and the first list of tools get the timeout a call gets: an upstream
     # that never answers `initialize` would keep the proxy waiting for good. The scope

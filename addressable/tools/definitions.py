@@ -93,7 +93,10 @@ def readable_text(result: Result) -> str | None:
 def binary_note(result: Result) -> str:
     """What stands for a payload `readable_text` does not read as text."""
     size, media_type = len(result.payload), result.record.media_type
-    return f"[binary content: {size:,} bytes of {media_type}; it cannot be shown as text]"
+    return (
+        f"[binary content: {size:,} bytes of {media_type}, kept in result {result.record.id}; "
+        "it cannot be shown as text]"
+    )
 
 
 class FunctionTool:

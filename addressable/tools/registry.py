@@ -24,6 +24,14 @@ from ..core.secrets import Secrets
 from ..recording.recorder import INGESTED_FROM, RECORDED, Recorder
 from ..recording.unstorable import message
 from .definitions import FunctionTool, ModelTool, definition, result_text
+from .firstsight import (
+    DEFAULT_MAX_RESULT_TOKENS,
+    binary_part,
+    capped,
+    checked_cap,
+    is_binary,
+    size_within,
+)
 
 # What the APIs take as a tool's name (Anthropic's and OpenAI's rule alike), and as the
 # name of one of its arguments (a key of its input schema's properties).
@@ -61,6 +69,25 @@ class ToolRegistry:
         self._rec = recorder
         self._model_tools: dict[str, ModelTool] = {}
         self._shown: dict[str, str] = {}  # hash of a text handle() returned -> record id
+        self._default_cap: int | None = DEFAULT_MAX_RESULT_TOKENS
+        self._caps: dict[str, int | None] = {}  # a tool's own cap, where it has one
+
+    @property
+    def max_result_tokens(self) -> int | None:
+        """The first-sight cap of every tool without one of its own."""
+        return self._default_cap
+
+    @max_result_tokens.setter
+    def max_result_tokens(self, tokens: int | None) -> None:
+        self._default_cap = checked_cap(tokens)
+
+    def set_cap(self, tool: str, tokens: int | None) -> None:
+        """`tool`'s own first-sight cap (None: none), whatever the default."""
+        self._caps[tool] = checked_cap(tokens, f"max_result_tokens of {tool!r}")
+
+    def cap_of(self, tool: str) -> int | None:
+        """The first-sight cap of what `tool` gives a model."""
+        return self._caps.get(tool, self._default_cap)
 
     def register(self, tool: ModelTool) -> None:
         """Offer a tool to the model: `tools()` lists it, `handle()` runs it. A function
@@ -196,6 +223,8 @@ class ToolRegistry:
         # Remember which record this text shows, so that compaction can point a stub
         # at it; the call's own record is the first one made under the tool's name.
         primary = next((r for r in made if r.tool == name), made[0] if made else None)
+        if name != REPLAY_TOOL:  # which caps what it reads itself
+            text = _first_sight(text, self.cap_of(name), primary)
         if primary is not None and name != REPLAY_TOOL:
             digest = content_hash(text.encode("utf-8"))
             if self._shown.get(digest) != primary.id:
@@ -219,6 +248,17 @@ class ToolRegistry:
         tool = self._model_tools.get(result.record.tool)
         render = getattr(tool, "render", None)
         return str(render(result)) if callable(render) else result_text(result)
+
+
+def _first_sight(text: str, cap: int | None, record: Record | None) -> str:
+    """What a model is handed of `text`, the text of a call that made `record`: within
+    `cap`. The text of an image, audio or other bytes is never cut: over the cap, it is
+    named by its record's id and media type."""
+    if cap is None or record is None or not is_binary(record.media_type):
+        return capped(text, cap, record.id if record else None)
+    if size_within(text, cap)[0]:
+        return text
+    return binary_part(record.id, record.media_type, record.size)
 
 
 def refused_text(secrets: Secrets, exc: ArgumentError) -> str:

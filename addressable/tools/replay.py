@@ -6,6 +6,7 @@ bounded: in size, in what it compiles to, and in time.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Mapping
@@ -30,6 +31,7 @@ from ..core.tokens import count_tokens
 from ..recording.recorder import model_resolve
 from .arguments import check_arguments
 from .definitions import binary_note, readable_text
+from .firstsight import capped, line_cost, text_start
 from .patterns import expanded_size
 
 CONTEXT_LINES = 2  # lines shown around each match of `pattern`
@@ -41,44 +43,82 @@ PATTERN_SECONDS = 1.0
 # compiles it: the time limit covers matching, not compiling, and a pattern that stands
 # for millions (((a{1000}){1000}){10}) takes seconds and gigabytes to compile.
 PATTERN_ITEMS = 10_000
+# A line longer than this many characters shows, where a pattern matches it, only
+# `WINDOW` characters either side of its first `WINDOWS` matches.
+LONG_LINE = 2_000
+WINDOW = 400
+WINDOWS = 3
+WINDOW_LABEL = regex.compile(r"\[characters \d+-\d+ of the line\] ")
+# Tokens of a read kept for its first line and the note of where it was cut, when the
+# read is capped by the tool's own cap rather than the max_tokens a model asked for.
+NOTE_ROOM = 80
 
 
-def select(text: str, arguments: Mapping[str, Any]) -> str:
+def select(text: str, arguments: Mapping[str, Any], cap: int | None = None) -> str:
     """What `replay_result` gives of `text` for the `arguments` (checked, see
-    `ReplayTool.checked`): a range of numbered lines, the lines a pattern matches in
-    context, at most about `max_tokens`; `text` exactly when none is asked. A pattern
-    that runs too long raises `ArgumentError`."""
+    `ReplayTool.checked`): a range of numbered lines (the first from `start_char` on),
+    the lines a pattern matches in context, at most about `max_tokens`, and never over
+    `cap`; `text` exactly when none is asked. A pattern that runs too long raises
+    `ArgumentError`."""
     start, end = arguments.get("start_line"), arguments.get("end_line")
-    pattern, cap = arguments.get("pattern"), arguments.get("max_tokens")
-    if start is None and end is None and not pattern and cap is None:
+    pattern, asked = arguments.get("pattern"), arguments.get("max_tokens")
+    start_char = int(arguments.get("start_char") or 0)
+    if start is None and end is None and not pattern and asked is None and not start_char:
         return text  # no range, pattern or cap: the whole payload, exactly
+    limit = int(asked) if asked is not None else cap
+    if cap is not None and limit is not None:
+        limit = min(limit, cap)
     lines = text.splitlines()
     first = max(1, int(start or 1))
     if start is not None and first > len(lines):  # an answer, as a pattern matching none is
         return f"[start_line is past the end: the text has {len(lines)} lines]"
     last = min(len(lines), int(end or len(lines)))
-    numbered = [(n, lines[n - 1]) for n in range(first, last + 1)]
+    offsets = {first: start_char} if start_char else {}
+    if start_char and start_char >= len(lines[first - 1] if first <= len(lines) else ""):
+        length = len(lines[first - 1]) if first <= len(lines) else 0
+        return f"[start_char is past the end of line {first}: it has {length:,} characters]"
+    numbered = [(n, lines[n - 1][offsets.get(n, 0) :]) for n in range(first, last + 1)]
     header = f"[lines {first}-{last} of {len(lines)}]"
+    if start_char:
+        header = (
+            f"[lines {first}-{last} of {len(lines)}; line {first} from character {start_char:,}]"
+        )
     if pattern:
-        numbered, header = _matching(numbered, str(pattern), len(lines))
+        numbered, header, offsets = _matching(numbered, str(pattern), len(lines), offsets)
     body = [f"{n}: {line}" if n else line for n, line in numbered]
-    if cap is not None:
-        body, note = _capped(body, int(cap))
+    if limit is not None:
+        # The tool's own cap holds the header and the note too; a model's max_tokens
+        # is kept as it always was, for the lines.
+        room = limit if asked is not None and int(asked) <= limit else limit - NOTE_ROOM
+        body, note = _capped(body, max(1, room), offsets, limit)
         if note is not None:
             body.append(note)
     return "\n".join([header, *body])
 
 
 def _matching(
-    numbered: list[tuple[int, str]], pattern: str, total: int
-) -> tuple[list[tuple[int, str]], str]:
+    numbered: list[tuple[int, str]], pattern: str, total: int, offsets: dict[int, int]
+) -> tuple[list[tuple[int, str]], str, dict[int, int]]:
+    """The lines that match, with `CONTEXT_LINES` around each; of a line longer than
+    `LONG_LINE`, only a window of characters around its first matches (`offsets` then
+    says where the window starts, for `start_char`)."""
     compiled = _compiled(pattern)
     deadline = time.monotonic() + PATTERN_SECONDS
     hits: list[int] = []
+    windows: dict[int, tuple[int, str]] = {}
     try:
-        for i, (_, line) in enumerate(numbered):
-            if compiled.search(line, timeout=max(0.0, deadline - time.monotonic())):
+        for i, (n, line) in enumerate(numbered):
+            left = max(0.0, deadline - time.monotonic())
+            if len(line) <= LONG_LINE:
+                if compiled.search(line, timeout=left):
+                    hits.append(i)
+                continue
+            found = [
+                m.span() for m in itertools.islice(compiled.finditer(line, timeout=left), WINDOWS)
+            ]
+            if found:
                 hits.append(i)
+                windows[i] = _window(line, found, offsets.get(n, 0))
     except TimeoutError:
         raise ArgumentError(
             f"the pattern {pattern[:80]!r} took over {PATTERN_SECONDS:g} s on this result; "
@@ -93,13 +133,33 @@ def _matching(
     for i in hits:
         keep.update(range(max(0, i - CONTEXT_LINES), min(len(numbered), i + CONTEXT_LINES + 1)))
     out: list[tuple[int, str]] = []
+    where: dict[int, int] = {}
     previous = None
     for i in sorted(keep):
         if previous is not None and i != previous + 1:
             out.append((0, "--"))
-        out.append(numbered[i])
+        n, line = numbered[i]
+        if i in windows:
+            start, line = windows[i]
+            where[n] = start
+        elif len(line) > LONG_LINE:  # context, not a match: its start only
+            line = f"{line[:WINDOW]}…"
+            where[n] = offsets.get(n, 0)
+        else:
+            where[n] = offsets.get(n, 0)
+        out.append((n, line))
         previous = i
-    return out, f"[{len(hits)} lines match {pattern!r} of {total}]"
+    return out, f"[{len(hits)} lines match {pattern!r} of {total}]", where
+
+
+def _window(line: str, spans: list[tuple[int, int]], offset: int) -> tuple[int, str]:
+    """The characters of a long line around its matches at `spans` (the line itself
+    starting at character `offset` of the stored line): where the window starts in the
+    stored line, and the window, saying which characters it shows."""
+    start = max(0, spans[0][0] - WINDOW)
+    end = min(len(line), max(spans[-1][1], spans[0][1]) + WINDOW)
+    shown = line[start:end]
+    return offset + start, f"[characters {offset + start}-{offset + end} of the line] {shown}"
 
 
 def _compiled(pattern: str) -> regex.Pattern[str]:
@@ -124,14 +184,19 @@ def _compiled(pattern: str) -> regex.Pattern[str]:
         return regex.compile(regex.escape(pattern))  # not a regular expression: text
 
 
-def _capped(body: list[str], cap: int) -> tuple[list[str], str | None]:
+def _capped(
+    body: list[str], cap: int, offsets: dict[int, int], said: int | None = None
+) -> tuple[list[str], str | None]:
     """The lines of `body` that fit in about `cap` tokens, and the note that says where
-    they were cut (None when all fit). A first line over the cap on its own is cut
-    inside, between two characters: a payload on one line (minified JSON) is capped too."""
+    they were cut (None when all fit), naming `said` tokens (`cap` without it). A first
+    line over the cap on its own is cut inside, between two characters: a payload on
+    one line (minified JSON) is capped too, and the note gives the `start_char` its
+    next read starts at (`offsets`: where each numbered line's text starts)."""
+    said = cap if said is None else said
     kept: list[str] = []
     used = 0
     for i, line in enumerate(body):
-        cost = count_tokens(line) + 1
+        cost = line_cost(line, cap - used)
         if used + cost <= cap:
             kept.append(line)
             used += cost
@@ -139,15 +204,22 @@ def _capped(body: list[str], cap: int) -> tuple[list[str], str | None]:
         after = _first_number(body[i:]) if kept else _first_number(body[i + 1 :])
         more = f": ask with start_line={after} for more" if after is not None else ""
         if kept:
-            return kept, f"[truncated at about {cap} tokens{more}]"
+            return kept, f"[truncated at about {said} tokens{more}]"
         label, text = _label(line)
-        head = _head(text, max(1, cap - 1 - count_tokens(label)), cost - 1)
+        head = text_start(text, max(1, cap - 1 - count_tokens(label)))
         kept.append(label + head)
-        number = f"line {label[:-2]}" if label else "the line"
         more = f"; start_line={after} gives the lines after it" if after is not None else ""
+        if not label:
+            return (
+                kept,
+                f"[the line cut at about {said} tokens, after {len(head):,} characters{more}]",
+            )
+        n = int(label[:-2])
+        window = WINDOW_LABEL.match(text)  # a window of a long line: counted from its start
+        at = offsets.get(n, 0) + len(head) - (window.end() if window else 0)
         return kept, (
-            f"[{number} cut at about {cap} tokens, after {len(head):,} of its "
-            f"{len(text):,} characters: a larger max_tokens shows more of it{more}]"
+            f"[line {n} cut at about {said} tokens: start_line={n}, start_char={at} "
+            f"goes on from there{more}]"
         )
     return kept, None
 
@@ -167,19 +239,6 @@ def _first_number(body: list[str]) -> int | None:
     return None
 
 
-def _head(text: str, budget: int, tokens: int) -> str:
-    """The start of `text` (of `tokens` tokens) that fits in about `budget` tokens, cut
-    between two characters: first at the share of characters the budget is of the
-    tokens, then shorter while it does not fit."""
-    end = len(text) * budget // max(1, tokens)
-    while end > 0:
-        used = count_tokens(text[:end])
-        if used <= budget:
-            break
-        end = min(end - 1, end * budget // used)
-    return text[:end]
-
-
 if TYPE_CHECKING:
     from ..core.records import Result
     from ..store import Store
@@ -194,8 +253,10 @@ DESCRIPTION = (
     "Get back the exact content of an earlier tool result that was replaced by a stub "
     "(a line that starts [ref:ID or [claim:ID), by the ID the stub shows. "
     "Without other arguments it returns the whole content; "
-    "start_line/end_line take a range of lines, pattern takes the matching lines with "
-    "some context, max_tokens caps the length."
+    "start_line/end_line take a range of lines (start_char: where in a very long first "
+    "line), pattern takes the matching lines with some context, max_tokens caps the "
+    "length. A result too long to show whole shows its head and tail and says how to "
+    "read the rest."
 )
 
 SCHEMA: dict[str, Any] = {
@@ -215,6 +276,11 @@ SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": 1,
             "description": "last line to return, inclusive",
+        },
+        "start_char": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "character of start_line to start at, from 0, in a very long line",
         },
         "pattern": {
             "type": "string",
@@ -247,6 +313,8 @@ class Kit(Protocol):
     def has_renderer(self, tool: str) -> bool: ...
 
     def handle(self, name: str, arguments: Mapping[str, Any] | str | None) -> str: ...
+
+    def result_cap(self, tool: str) -> int | None: ...
 
 
 class ReplayTool:
@@ -295,15 +363,23 @@ class ReplayTool:
         except IntegrityError as exc:
             return f"error: {exc}. Run the original call again to get the content."
         if not result.ok:
-            return self._kit.render(result)
+            return self._read(self._kit.render(result), arguments, result.record.id)
         if result.record.media_type == BLOCKS:  # text with images or files beside it
             content, _ = decode_blocks(result.payload)
-            text = select(blocks_text(content), arguments)
+            text = self._read(blocks_text(content), arguments, result.record.id)
             textless = describe(content, textless=True)  # a search result's text is shown
             return f"{text}\n[with it: {textless}, not shown as text]" if textless else text
         if readable_text(result) is None and not self._kit.has_renderer(result.record.tool):
             return binary_note(result)
-        return select(self._kit.render(result), arguments)
+        return self._read(self._kit.render(result), arguments, result.record.id)
+
+    def _read(self, text: str, arguments: Mapping[str, Any], record_id: str) -> str:
+        """`select` of `text` within this tool's cap; asked whole, a text over the cap
+        is shown as it was at first sight: its head and tail, and how to read the rest."""
+        cap = self._kit.result_cap(NAME)
+        if set(arguments) <= {"id"}:
+            return capped(text, cap, record_id)
+        return select(text, arguments, cap)
 
     def content(self, arguments: dict[str, Any], shape: str = "anthropic") -> str | list[Any]:
         """What `handle` gives, but a result stored with images or files comes back
@@ -318,7 +394,7 @@ class ReplayTool:
             arguments = self.checked(arguments)
         except ArgumentError:
             return self._kit.handle(NAME, arguments)
-        selects = any(arguments.get(k) for k in ("start_line", "end_line", "pattern"))
+        selects = any(arguments.get(k) for k in ("start_line", "end_line", "pattern", "start_char"))
         raw_id = arguments.get("id")
         if shape == "openai" or selects or arguments.get("max_tokens") is not None:
             return self._kit.handle(NAME, arguments)

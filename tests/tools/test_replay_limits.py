@@ -40,19 +40,21 @@ def test_a_cap_cuts_inside_a_line_longer_than_the_cap(kit: ad.Toolkit) -> None:
     assert ad.count_tokens(body) <= 55
     shown = len(body) - len("1: ")
     assert note == (
-        f"[line 1 cut at about 50 tokens, after {shown:,} of its {len(ONE_LINE):,} "
-        "characters: a larger max_tokens shows more of it; start_line=2 gives the lines "
-        "after it]"
+        f"[line 1 cut at about 50 tokens: start_line=1, start_char={shown} goes on from "
+        "there; start_line=2 gives the lines after it]"
     )
+    more = replay(kit, id=stored.id, start_line=1, start_char=shown, max_tokens=50)
+    assert more.split("\n")[1][3:] == ONE_LINE[shown : shown + len(more.split("\n")[1]) - 3]
     assert ad.count_tokens(out) < 120  # was the whole line: over 70,000 tokens
 
 
 def test_a_cap_of_a_single_line_payload_says_it_is_cut(kit: ad.Toolkit) -> None:
     stored = record(kit, ONE_LINE)
     out = replay(kit, id=stored.id, max_tokens=10)
-    assert out.splitlines()[-1].startswith("[line 1 cut at about 10 tokens, after ")
-    assert "start_line=" not in out  # there is no line after it
+    assert out.splitlines()[-1].startswith("[line 1 cut at about 10 tokens: start_line=1, ")
+    assert "start_line=2" not in out  # there is no line after it
     assert ad.count_tokens(out) < 80
+    kit.set_max_result_tokens("replay_result", None)  # no first-sight cap above it
     whole = replay(kit, id=stored.id, max_tokens=200_000)  # a cap over the line: all of it
     assert whole == f"[lines 1-1 of 1]\n1: {ONE_LINE}"
 

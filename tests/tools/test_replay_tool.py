@@ -127,7 +127,8 @@ def test_binary_is_described_not_dumped(kit: ad.Toolkit) -> None:
     )
     assert (
         replay(kit, id=res.id)
-        == "[binary content: 7 bytes of image/png; it cannot be shown as text]"
+        == f"[binary content: 7 bytes of image/png, kept in result {res.id}; it cannot be "
+        "shown as text]"
     )
 
 
@@ -159,7 +160,7 @@ def test_the_model_arguments_of_replay_are_checked(kit: ad.Toolkit, stored: ad.R
     )
     assert replay(kit, id=stored.id, lines="1-3") == (
         "error: replay_result: argument 'lines' is not an argument of this tool "
-        "(it takes: end_line, id, max_tokens, pattern, start_line)"
+        "(it takes: end_line, id, max_tokens, pattern, start_char, start_line)"
     )
 
 

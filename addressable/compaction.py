@@ -1,5 +1,6 @@
 """Compaction: old tool results replaced in place by one-line stubs (a `Reference` or a
-`Claim`), when it pays, and with what gist.
+`Claim`), when it pays, and with what gist; and the first-sight cap, what a model is
+handed of a result too long to be shown whole.
 """
 
 from .context.compaction import (
@@ -16,9 +17,12 @@ from .context.compaction import (
 from .context.stubs import evict, parse_stub
 from .context.summarize import MIN_BUDGET, DefaultSummarizer, Summarizer
 from .core.records import Claim, Reference
+from .tools.firstsight import DEFAULT_MAX_RESULT_TOKENS, MIN_RESULT_TOKENS, capped
 
 __all__ = [
+    "DEFAULT_MAX_RESULT_TOKENS",
     "MIN_BUDGET",
+    "MIN_RESULT_TOKENS",
     "PAYBACK",
     "CachePrices",
     "Claim",
@@ -27,6 +31,7 @@ __all__ = [
     "Evicted",
     "Reference",
     "Summarizer",
+    "capped",
     "compact",
     "compaction_pays",
     "early_pays",

@@ -85,6 +85,14 @@ def add_arguments(
         help=f"price of every other token, in input tokens ({DEFAULT_CACHE_WRITE})",
     )
     p.add_argument(
+        "--first-sight",
+        type=int,
+        metavar="N",
+        help="show the model a result over N tokens as the first-sight cap does "
+        "(max_result_tokens), for every strategy; a value a later call uses from what the "
+        "cap left out counts as lost (off)",
+    )
+    p.add_argument(
         "--encoding",
         choices=encodings,
         help=f"count tokens in this encoding ({default_encoding})",
@@ -145,6 +153,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             cache_write=args.cache_write,
             budget=args.budget,
             clear_at_least=args.clear_at_least,
+            first_sight=args.first_sight,
             flags=True,
         )
     except ArgumentError as exc:
@@ -195,6 +204,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
             window=args.window,
             cache_read=args.cache_read,
             cache_write=args.cache_write,
+            first_sight=args.first_sight,
             kits=kits,
             tokenizer=token_counter(args.encoding) if args.encoding else None,
             ablate=args.ablate,

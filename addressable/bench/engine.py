@@ -38,6 +38,7 @@ def bench(
     window: int = DEFAULT_WINDOW,
     cache_read: float = DEFAULT_CACHE_READ,
     cache_write: float = DEFAULT_CACHE_WRITE,
+    first_sight: int | None = None,
     kits: dict[str, Toolkit] | None = None,
     progress: Callable[[str, int], None] | None = None,
     tokenizer: Tokenizer | None = None,
@@ -57,6 +58,9 @@ def bench(
     With `ablate`, each one but `none` also runs with each of `VARIANTS` (the options
     one at a time, and none), into the report's `ablation`.
 
+    `first_sight`: every strategy, `none` included, shows the model a result over that
+    many tokens as the first-sight cap does (`max_result_tokens`); None, whole.
+
     `tokenizer` (any callable `str -> int`) makes every count, as in `compact`; without
     it, `count_tokens` (cl100k_base) does. The report's `encoding` names the encoding
     counted in (a `token_counter(name)` counts in `name`), or is None for any other
@@ -69,6 +73,7 @@ def bench(
         cache_write=cache_write,
         budget=budget,
         clear_at_least=clear_at_least,
+        first_sight=first_sight,
     )
     with using_tokenizer(tokenizer):
         return _bench(
@@ -80,6 +85,7 @@ def bench(
             window=window,
             cache_read=cache_read,
             cache_write=cache_write,
+            first_sight=first_sight,
             kits=kits,
             progress=progress,
             encoding=_encoding_of(tokenizer),
@@ -105,6 +111,7 @@ def _bench(
     window: int,
     cache_read: float,
     cache_write: float,
+    first_sight: int | None,
     kits: dict[str, Toolkit] | None,
     progress: Callable[[str, int], None] | None,
     encoding: str | None,
@@ -124,6 +131,7 @@ def _bench(
         "window": window,
         "cache_read": cache_read,
         "cache_write": cache_write,
+        "first_sight": first_sight,
     }
     for item in sessions:
         if isinstance(item, BadLine):
@@ -163,6 +171,7 @@ def _bench(
         window=window,
         cache_read=cache_read,
         cache_write=cache_write,
+        first_sight=first_sight,
         encoding=encoding,
         low_water=low_water(trigger),
         options=dataclasses.asdict(Options()),

@@ -45,6 +45,7 @@ class BenchReport(BaseModel):
     window: int = DEFAULT_WINDOW
     cache_read: float = DEFAULT_CACHE_READ
     cache_write: float = DEFAULT_CACHE_WRITE
+    first_sight: int | None = None  # the first-sight cap every strategy ran with
     encoding: str | None  # the encoding tokens were counted in; None: a tokenizer's own
     low_water: int = 0  # where window drops to and trimming cuts to: half the trigger
     options: dict[str, bool] = {}  # what every strategy ran with: trim, early
@@ -93,6 +94,12 @@ def markdown(report: BenchReport) -> str:
         "every strategy: the agent made them). Every strategy ran with the same options: "
         f"{_options(report.options)}."
     )
+    if report.first_sight is not None:
+        caption += (
+            f" Every strategy, none included, showed a result over {report.first_sight:,} "
+            "tokens as the first-sight cap does: its head and tail, and how to read the rest "
+            "(a value a later call used from what was left out counts as lost)."
+        )
     text = caption + "\n\n" + "\n".join(lines) + "\n"
     if report.ablation:
         text += "\n" + ablation_table(report, net_base, cached_base)

@@ -204,6 +204,9 @@ def build(progress: Callable[[str], None] | None = None) -> tuple[Session, Toolk
         session="scenario",
         clock=lambda: CLOCK,
         nonce=lambda: next(counter).to_bytes(8, "big"),
+        # The session as the tools gave it: the benchmark applies the first-sight cap to
+        # every strategy alike, as its own option (--first-sight).
+        max_result_tokens=None,
     )  # action ids repeat too
     with (
         serve(pages) as port,

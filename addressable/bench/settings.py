@@ -69,6 +69,7 @@ def check_settings(
     cache_write: Any = DEFAULT_CACHE_WRITE,
     budget: Any = None,
     clear_at_least: Any = DEFAULT_CLEAR_AT_LEAST,
+    first_sight: Any = None,
     flags: bool = False,
 ) -> None:
     """Raise `ArgumentError` naming every setting that makes no sense (each with its
@@ -77,7 +78,11 @@ def check_settings(
     def name(setting: str) -> str:
         return "--" + setting.replace("_", "-") if flags else setting
 
-    from ..compaction import MIN_BUDGET, CachePrices  # the engine's, loaded when used
+    from ..compaction import (  # the engine's, loaded when used
+        MIN_BUDGET,
+        MIN_RESULT_TOKENS,
+        CachePrices,
+    )
 
     problems = []
     whole = {
@@ -86,9 +91,10 @@ def check_settings(
         "window": (window, 1),
         "budget": (budget, MIN_BUDGET),  # what compact takes
         "clear_at_least": (clear_at_least, 0),
+        "first_sight": (first_sight, MIN_RESULT_TOKENS),
     }
     for setting, (value, least) in whole.items():
-        if value is None and setting == "budget":
+        if value is None and setting in ("budget", "first_sight"):
             continue
         if isinstance(value, bool) or not isinstance(value, int):
             problems.append(f"{name(setting)} must be a whole number, not {value!r}")

@@ -19,6 +19,10 @@ strategy acts first, with its own step:
   keeping a result whole for many turns until a late call needs it can cost more than
   dropping it and paying one round trip then.
 
+With `first_sight`, every strategy (`none` included) is handed a result over that many
+tokens as the first-sight cap hands it to a model (`tools.firstsight.capped`): its head
+and tail; a value a later call uses from the rest is lost, and costs its round trip.
+
 Every strategy takes the same `Options`, the techniques that are not its own step:
 
 - trim: when its step leaves the request over the low-water mark, the agent's older
@@ -36,8 +40,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from blake3 import blake3
 
 from .. import (
     ArgumentError,
@@ -49,7 +55,7 @@ from .. import (
     compaction_pays,
     count_tokens,
 )
-from ..compaction import early_pays, trim
+from ..compaction import capped, early_pays, trim
 from ..messages import message_text, message_tokens, set_result_text
 from ..messages import parse as parse_messages
 from ..tokens import Tokenizer, using_tokenizer
@@ -102,6 +108,7 @@ class _Settings:
     cache_read: float
     cache_write: float
     options: Options
+    first_sight: int | None = None
 
     @property
     def low_water(self) -> int:
@@ -133,6 +140,7 @@ class _Replay:
         self.read_again: set[str] = set()
         self.state: StateDocument | None = None
         self.note: dict[str, Any] | None = None
+        self.seen = _first_sight(session, settings.first_sight)
 
     def replay(self) -> Run:
         figures = self.run.figures
@@ -165,7 +173,7 @@ class _Replay:
                     if signature in seen_calls:
                         figures.repeated_calls += 1
                     seen_calls.add(signature)
-            self.context.append(message)
+            self.context.append(self.seen.get(turn, message))
         figures.lost_results = len(self.read_again)
         figures.net = figures.requests + figures.recovery
         figures.cached = round(
@@ -380,11 +388,12 @@ def simulate(
     needs: Needs | None = None,
     tokenizer: Tokenizer | None = None,
     options: Options | None = None,
+    first_sight: int | None = None,
 ) -> Run:
     """Replay `session` under `strategy` with `options` (every one on, by default); see
     the module docstring. `needs` is what `needs_of(session)` gives, when it is already
     known. `tokenizer` (any callable `str -> int`) makes every count; without it,
-    `count_tokens` does."""
+    `count_tokens` does. `first_sight`: the cap results are shown with (None: whole)."""
     if strategy not in STRATEGIES:
         raise ArgumentError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     check_settings(
@@ -395,6 +404,7 @@ def simulate(
         cache_write=cache_write,
         budget=budget,
         clear_at_least=clear_at_least,
+        first_sight=first_sight,
     )
     settings = _Settings(
         trigger,
@@ -405,10 +415,29 @@ def simulate(
         cache_read,
         cache_write,
         Options() if options is None else options,
+        first_sight,
     )
     kit = kit_for(session) if strategy.startswith("addressable") else None
     with using_tokenizer(tokenizer):
         return _Replay(session, strategy, settings, kit, needs or needs_of(session)).replay()
+
+
+def _first_sight(session: Session, cap: int | None) -> dict[int, dict[str, Any]]:
+    """The messages of `session` that hold a result over `cap` tokens, by position, as
+    a model is first handed them: each such result capped (`tools.firstsight.capped`),
+    named by a stand-in record id made from its call's."""
+    if cap is None:
+        return {}
+    seen: dict[int, dict[str, Any]] = {}
+    shape = session.shape
+    for result in parse_messages(session.messages, shape).results:
+        shown = capped(result.text, cap, blake3(result.call_id.encode()).hexdigest()[:16])
+        if shown == result.text:
+            continue
+        if result.index not in seen:  # the session's stays as it is
+            seen[result.index] = json.loads(json.dumps(session.messages[result.index]))
+        set_result_text([seen[result.index]], replace(result, index=0), shown, shape)
+    return seen
 
 
 def _window(

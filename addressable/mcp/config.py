@@ -66,7 +66,9 @@ class ToolRule(_Strict):
     @field_validator("max_result_tokens")
     @classmethod
     def _cap(cls, value: int | None) -> int | None:
-        return _checked_cap(value)
+        if (fault := _cap_fault(value)) is not None:
+            raise ValueError(fault)
+        return value
 
     @field_validator("key")
     @classmethod
@@ -154,7 +156,9 @@ class McpConfig(_Strict):
     @field_validator("max_result_tokens")
     @classmethod
     def _cap(cls, value: int) -> int:
-        return _checked_cap(value) or 0
+        if (fault := _cap_fault(value)) is not None:
+            raise ValueError(fault)
+        return value
 
     def rule_for(self, tool: str) -> ToolRule | None:
         return next((r for r in self.tools if fnmatch.fnmatchcase(tool, r.match)), None)
@@ -202,14 +206,16 @@ def load_config(path: str | Path | None) -> McpConfig:
         raise ConfigError(f"config {path}: {where}: {message}{more}") from None
 
 
-def _checked_cap(value: int | None) -> int | None:
-    """A cap as a config gives it: 0 (off), or at least `MIN_RESULT_TOKENS`."""
+def _cap_fault(value: int | None) -> str | None:
+    """What is wrong with a cap as a config gives it, which is 0 (off) or at least
+    `MIN_RESULT_TOKENS`; None when nothing is."""
     if value is None or value == 0:
-        return value
+        return None
     try:
-        return checked_cap(value)
+        checked_cap(value)
     except ArgumentError as exc:
-        raise ValueError(f"{exc}".replace("None turns", "0 turns")) from None
+        return f"{exc}".replace("None turns", "0 turns")
+    return None
 
 
 def _plain(value: Any) -> Any:

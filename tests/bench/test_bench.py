@@ -357,6 +357,7 @@ def test_recorded_sessions_give_the_same_figures_on_every_run() -> None:
         "window",
         "cache_read",
         "cache_write",
+        "first_sight",
         "encoding",
         "low_water",
         "options",
@@ -364,6 +365,7 @@ def test_recorded_sessions_give_the_same_figures_on_every_run() -> None:
         "per_session",
     }
     assert data["options"] == {"trim": True, "early": True}
+    assert data["first_sight"] is None  # results shown whole unless asked
     assert data["encoding"] == "cl100k_base"
     assert set(data["strategies"]["none"]) == FIGURES
     assert set(data["per_session"][0]["strategies"]["oracle"]) == FIGURES
@@ -402,6 +404,7 @@ def test_the_same_input_gives_the_same_figures_whatever_the_hash_seed(tmp_path: 
         (["--cache-write", "nan"], ["--cache-write must be a finite price of 0 or more, not nan"]),
         (["--budget", "0"], [f"--budget must be {ad.MIN_BUDGET} or more, not 0"]),
         (["--clear-at-least", "-5"], ["--clear-at-least must be 0 or more, not -5"]),
+        (["--first-sight", "50"], ["--first-sight must be 200 or more, not 50"]),
     ],
 )
 def test_settings_that_make_no_sense_are_refused(
@@ -669,3 +672,22 @@ def test_the_state_document_stays_one_message_when_the_agent_s_words_are_cut(
     run = simulate(s, "addressable+state", trigger=3000, keep=1, kit_for=fresh_kit)
     assert run.figures.artifact > 0 and notes[-1] == 1  # a document was put in
     assert max(notes) == 1
+
+
+def test_the_first_sight_cap_shows_every_strategy_a_long_result_s_ends_only() -> None:
+    # A listing of 3,000 paths, then a call that needs one from its middle: with the cap,
+    # even `none` no longer shows it, and reads the listing again in full once.
+    listing = "\n".join(f"src/pkg/module_{n}.py" for n in range(3000))
+    calls = [{"command": "find src"}, {"command": "cat src/pkg/module_1500.py"}]
+    s = session([listing, "print('hi')"], calls)
+    whole = simulate(s, "none", trigger=10**6, keep=2, kit_for=fresh_kit)
+    capped = simulate(s, "none", trigger=10**6, keep=2, kit_for=fresh_kit, first_sight=2000)
+    assert whole.figures.lost == 0 and capped.figures.lost == capped.figures.lost_results == 1
+    assert capped.figures.requests < whole.figures.requests
+    assert capped.figures.recovery > ad.count_tokens(listing)  # the whole listing, again
+    assert s.messages[2]["content"] == listing  # the session itself is left as it was
+    for name in ("clear", "window", "addressable"):
+        run = simulate(s, name, trigger=10**6, keep=2, kit_for=fresh_kit, first_sight=2000)
+        assert run.figures.requests == capped.figures.requests  # nothing to compact
+    with pytest.raises(ad.ArgumentError, match="first_sight must be 200 or more"):
+        simulate(s, "none", trigger=1000, keep=2, kit_for=fresh_kit, first_sight=10)

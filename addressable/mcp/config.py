@@ -2,6 +2,7 @@
 by pydantic, every mistake one line naming the file and the field.
 
     timeout = 60                    # proxy: seconds an upstream call may take
+    restarts = 3                    # proxy: tries to start an upstream that exited again
     max_result_tokens = 8000        # the first-sight cap of a result a client is handed; 0: off
 
     [[tools]]                       # how a tool's results are kept
@@ -49,6 +50,7 @@ from ..tools.firstsight import DEFAULT_MAX_RESULT_TOKENS, checked_cap
 AdapterName = Literal["fetch", "search", "shell", "files", "memory"]
 ADAPTERS: tuple[str, ...] = ("fetch", "search", "shell", "files", "memory")
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_RESTARTS = 3
 
 
 class _Strict(BaseModel):
@@ -147,6 +149,7 @@ class ServeConfig(_Strict):
 
 class McpConfig(_Strict):
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    restarts: int = Field(default=DEFAULT_RESTARTS, ge=0)  # starts again in a row, at most
     max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS  # 0: no cap
     tools: list[ToolRule] = Field(default_factory=list)
     serve: ServeConfig = Field(default_factory=ServeConfig)

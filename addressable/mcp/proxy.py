@@ -43,6 +43,7 @@ from .sdk import (
     types,
 )
 from .sight import sighted
+from .upstream import Upstream
 
 MAX_TOOL_PAGES = 1000  # pages of an upstream's list of tools read, at most
 
@@ -64,16 +65,45 @@ class UpstreamError(Exception):
 class Proxy:
     """The upstream's tools, each call recorded in `kit`, plus `replay_result`."""
 
-    def __init__(self, kit: Toolkit, config: McpConfig, client: Client) -> None:
+    def __init__(self, kit: Toolkit, config: McpConfig, upstream: Upstream) -> None:
         self.kit = kit
         self.config = config
-        self.client = client
+        self.upstream = upstream
         self.tools: dict[str, types.Tool] = {}
         self.gone: str | None = None  # why the upstream is unusable, once it is
+        self.failed_starts = 0  # starts again in a row that failed
+        self._reviving = anyio.Lock()
+
+    @property
+    def client(self) -> Client:
+        client: Client = self.upstream.current()
+        return client
+
+    async def revive(self) -> None:
+        """After the upstream exited, start it again: at most `config.restarts` tries in
+        a row, over the proxy's life; past them it is not tried again."""
+        async with self._reviving:
+            while self.gone is not None:
+                if self.failed_starts >= self.config.restarts:
+                    raise MCPError(
+                        code=types.INTERNAL_ERROR,
+                        message=f"{self.gone}; it was not started again "
+                        f"({self.config.restarts} tries failed)",
+                    )
+                failed = await self.upstream.restart()
+                if failed is None:
+                    self.gone, self.failed_starts = None, 0
+                    await self.list_tools()
+                    return
+                self.failed_starts += 1
+                self.gone = (
+                    f"the upstream server has exited, and did not start again: "
+                    f"{one_line(failed)[:200]}"
+                )
 
     async def list_tools(self) -> list[types.Tool]:
         if self.gone is not None:
-            raise MCPError(code=types.INTERNAL_ERROR, message=self.gone)
+            await self.revive()
         listed: list[types.Tool] = []
         cursors: set[str] = set()
         cursor: str | None = None
@@ -110,7 +140,12 @@ class Proxy:
         if name == REPLAY:
             return await self.replay(arguments)
         if self.gone is not None:
-            raise MCPError(code=types.INTERNAL_ERROR, message=f"{self.gone}; nothing was sent")
+            try:
+                await self.revive()
+            except MCPError as exc:
+                raise MCPError(
+                    code=exc.code, message=f"{exc.error.message}; nothing was sent"
+                ) from None
         tool, unknown = await self._tool(name)
         if tool is None:
             return _refused(unknown)

@@ -43,7 +43,7 @@ from pydantic import (
     field_validator,
 )
 
-from ..core.errors import ArgumentError, ConfigError
+from ..core.errors import ConfigError
 from ..core.records import Determinism
 from ..tools.firstsight import DEFAULT_MAX_RESULT_TOKENS, checked_cap
 
@@ -209,10 +209,7 @@ def _checked_cap(value: int | None) -> int | None:
     """A cap as a config gives it: 0 (off), or at least `MIN_RESULT_TOKENS`."""
     if value is None or value == 0:
         return value
-    try:
-        return checked_cap(value)
-    except ArgumentError as exc:
-        raise ValueError(f"{exc}".replace("None turns", "0 turns")) from None
+    return checked_cap(value, off="0")  # an ArgumentError: a ValueError, for pydantic
 
 
 def _plain(value: Any) -> Any:

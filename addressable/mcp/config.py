@@ -2,6 +2,7 @@
 by pydantic, every mistake one line naming the file and the field.
 
     timeout = 60                    # proxy: seconds an upstream call may take
+    restarts = 3                    # proxy: tries to start an upstream that exited again
     max_result_tokens = 8000        # the first-sight cap of a result a client is handed; 0: off
 
     [[tools]]                       # how a tool's results are kept
@@ -42,13 +43,14 @@ from pydantic import (
     field_validator,
 )
 
-from ..core.errors import ArgumentError, ConfigError
+from ..core.errors import ConfigError
 from ..core.records import Determinism
 from ..tools.firstsight import DEFAULT_MAX_RESULT_TOKENS, checked_cap
 
 AdapterName = Literal["fetch", "search", "shell", "files", "memory"]
 ADAPTERS: tuple[str, ...] = ("fetch", "search", "shell", "files", "memory")
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_RESTARTS = 3
 
 
 class _Strict(BaseModel):
@@ -66,9 +68,7 @@ class ToolRule(_Strict):
     @field_validator("max_result_tokens")
     @classmethod
     def _cap(cls, value: int | None) -> int | None:
-        if (fault := _cap_fault(value)) is not None:
-            raise ValueError(fault)
-        return value
+        return _checked_cap(value)
 
     @field_validator("key")
     @classmethod
@@ -149,6 +149,7 @@ class ServeConfig(_Strict):
 
 class McpConfig(_Strict):
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    restarts: int = Field(default=DEFAULT_RESTARTS, ge=0)  # starts again in a row, at most
     max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS  # 0: no cap
     tools: list[ToolRule] = Field(default_factory=list)
     serve: ServeConfig = Field(default_factory=ServeConfig)
@@ -156,9 +157,7 @@ class McpConfig(_Strict):
     @field_validator("max_result_tokens")
     @classmethod
     def _cap(cls, value: int) -> int:
-        if (fault := _cap_fault(value)) is not None:
-            raise ValueError(fault)
-        return value
+        return _checked_cap(value) or 0
 
     def rule_for(self, tool: str) -> ToolRule | None:
         return next((r for r in self.tools if fnmatch.fnmatchcase(tool, r.match)), None)
@@ -206,16 +205,11 @@ def load_config(path: str | Path | None) -> McpConfig:
         raise ConfigError(f"config {path}: {where}: {message}{more}") from None
 
 
-def _cap_fault(value: int | None) -> str | None:
-    """What is wrong with a cap as a config gives it, which is 0 (off) or at least
-    `MIN_RESULT_TOKENS`; None when nothing is."""
+def _checked_cap(value: int | None) -> int | None:
+    """A cap as a config gives it: 0 (off), or at least `MIN_RESULT_TOKENS`."""
     if value is None or value == 0:
-        return None
-    try:
-        checked_cap(value)
-    except ArgumentError as exc:
-        return f"{exc}".replace("None turns", "0 turns")
-    return None
+        return value
+    return checked_cap(value, off="0")  # an ArgumentError: a ValueError, for pydantic
 
 
 def _plain(value: Any) -> Any:

@@ -2,11 +2,11 @@
 results and return it with a link to the record beside the original content.
 
 The upstream is a `Client` on the proxy's own event loop, and its calls are awaited
-there; the store is written from a worker thread. A result is stored whole: the
-`CallToolResult` as the upstream sent it, as JSON (`application/json`, its record's
-`meta.mcp` = "CallToolResult"), so that text, images and structured content come back
-exactly. A call that fails upstream, times out or loses its upstream is recorded and
-returned as an error. What it refuses and why: docs/security.md, "The MCP proxy".
+there; the store is written from a worker thread. A result is stored whole: its content
+as the payload and its envelope beside it (see `content`), so that text, images and
+structured content come back exactly. A call that fails upstream, times out or loses
+its upstream is recorded and returned as an error. What it refuses and why:
+docs/security.md, "The MCP proxy".
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from ..tools.replay import DESCRIPTION as REPLAY_DESCRIPTION
 from ..tools.replay import NAME as REPLAY
 from ..tools.replay import SCHEMA as REPLAY_SCHEMA
 from ..tools.replay import ReplayTool, select
-from . import results
+from . import content, results
 from .config import McpConfig
+from .content import is_upstream, original
 from .sdk import (
     Client,
     MCPError,
@@ -42,10 +43,9 @@ from .sdk import (
     types,
 )
 from .sight import sighted
+from .upstream import Upstream
 
-MEDIA_TYPE = "application/json"
 MAX_TOOL_PAGES = 1000  # pages of an upstream's list of tools read, at most
-KIND = "CallToolResult"  # meta.mcp of a record whose payload is a whole CallToolResult
 
 
 class UpstreamGone(ConnectionError):
@@ -65,16 +65,45 @@ class UpstreamError(Exception):
 class Proxy:
     """The upstream's tools, each call recorded in `kit`, plus `replay_result`."""
 
-    def __init__(self, kit: Toolkit, config: McpConfig, client: Client) -> None:
+    def __init__(self, kit: Toolkit, config: McpConfig, upstream: Upstream) -> None:
         self.kit = kit
         self.config = config
-        self.client = client
+        self.upstream = upstream
         self.tools: dict[str, types.Tool] = {}
         self.gone: str | None = None  # why the upstream is unusable, once it is
+        self.failed_starts = 0  # starts again in a row that failed
+        self._reviving = anyio.Lock()
+
+    @property
+    def client(self) -> Client:
+        client: Client = self.upstream.current()
+        return client
+
+    async def revive(self) -> None:
+        """After the upstream exited, start it again: at most `config.restarts` tries in
+        a row, over the proxy's life; past them it is not tried again."""
+        async with self._reviving:
+            while self.gone is not None:
+                if self.failed_starts >= self.config.restarts:
+                    raise MCPError(
+                        code=types.INTERNAL_ERROR,
+                        message=f"{self.gone}; it was not started again "
+                        f"({self.config.restarts} tries failed)",
+                    )
+                failed = await self.upstream.restart()
+                if failed is None:
+                    self.gone, self.failed_starts = None, 0
+                    await self.list_tools()
+                    return
+                self.failed_starts += 1
+                self.gone = (
+                    f"the upstream server has exited, and did not start again: "
+                    f"{one_line(failed)[:200]}"
+                )
 
     async def list_tools(self) -> list[types.Tool]:
         if self.gone is not None:
-            raise MCPError(code=types.INTERNAL_ERROR, message=self.gone)
+            await self.revive()
         listed: list[types.Tool] = []
         cursors: set[str] = set()
         cursor: str | None = None
@@ -111,7 +140,12 @@ class Proxy:
         if name == REPLAY:
             return await self.replay(arguments)
         if self.gone is not None:
-            raise MCPError(code=types.INTERNAL_ERROR, message=f"{self.gone}; nothing was sent")
+            try:
+                await self.revive()
+            except MCPError as exc:
+                raise MCPError(
+                    code=exc.code, message=f"{exc.error.message}; nothing was sent"
+                ) from None
         tool, unknown = await self._tool(name)
         if tool is None:
             return _refused(unknown)
@@ -151,8 +185,8 @@ class Proxy:
                 with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                     await self._record_failure(name, recorded, stopped, determinism, key)
             raise
-        payload = _stored(result)
-        options: RecordOptions = {"key": key, "media_type": MEDIA_TYPE, "meta": {"mcp": KIND}}
+        payload, media_type, meta = content.stored(result)
+        options: RecordOptions = {"key": key, "media_type": media_type, "meta": meta}
         if result.is_error:
             options["status"] = Status.ERROR
             said = _first_text(result) or "the upstream tool reported an error"
@@ -206,22 +240,22 @@ class Proxy:
                 record = self.kit.get(ReplayTool(self.kit).resolve(wanted))
             except AddressableError:
                 record = None
-        if record is not None and record.meta.get("mcp") == KIND:
+        if record is not None and is_upstream(record):
             try:
                 result = await anyio.to_thread.run_sync(self.kit.replay, record.id)
             except AddressableError:
                 result = None  # gone since, or damaged: replay_result's text says which
             if result is not None:
                 try:
-                    original = types.CallToolResult.model_validate_json(result.payload)
-                except ValueError:  # pydantic's ValidationError: a record made elsewhere
+                    came = original(record, result.payload)
+                except (ValueError, KeyError, TypeError):  # a record made elsewhere
                     return _refused(
-                        f"record {record.id} says it holds an upstream server's {KIND}, "
+                        f"record {record.id} says it holds an upstream server's result, "
                         "but its payload is not one"
                     )
                 if whole:
-                    return await self._handed(original, record)
-                return await self._selected(original, record, arguments)
+                    return await self._handed(came, record)
+                return await self._selected(came, record, arguments)
         text = await self.kit.ahandle(REPLAY, arguments)
         content: list[Any] = [types.TextContent(type="text", text=text)]
         is_error = failed(self.kit, REPLAY, text)
@@ -323,21 +357,6 @@ class Proxy:
         server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
         results.install(server, self.kit)
         return server
-
-
-def _stored(result: types.CallToolResult) -> bytes:
-    """The upstream's result as the record keeps it: as it came, but for the credentials
-    written in its URLs, redacted as the arguments are (an upstream's error or echo
-    quotes the arguments it was given)."""
-    payload = result.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
-    if b"://" not in payload:
-        return payload
-    data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    clean = redact_urls(data)
-    if clean == data:
-        return payload
-    again = types.CallToolResult.model_validate(clean)
-    return again.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
 
 
 def _unlike_mcp(exc: ValidationError) -> str:

@@ -4,7 +4,6 @@ it on stdio. What stops it early is one line on stderr and exit code 5."""
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 
@@ -17,8 +16,9 @@ from ..store import Store
 from ..tools.replay import NAME as REPLAY
 from .config import McpConfig
 from .proxy import Proxy
-from .sdk import Client, MCPError, StdioServerParameters, types
+from .sdk import MCPError, StdioServerParameters
 from .stdio import serving_stdio
+from .upstream import Upstream
 
 
 def run(store: Store, config: McpConfig, command: list[str]) -> int:
@@ -52,20 +52,14 @@ def _mcp_error(exc: BaseException) -> MCPError | None:
 
 async def _main(store: Store, config: McpConfig, command: list[str]) -> None:
     kit = Toolkit(store, max_result_tokens=config.cap_of(REPLAY))
-    upstream = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    # The handshake and the first list of tools get the timeout a call gets: an upstream
-    # that never answers `initialize` would keep the proxy waiting for good. The scope
-    # is lifted once they are done (the client's own tasks live inside it).
-    with anyio.CancelScope(deadline=anyio.current_time() + config.timeout) as starting:
-        async with Client(upstream, cache=None) as client:
-            proxy = Proxy(kit, config, client)
-            await proxy.list_tools()
-            starting.deadline = math.inf
-            server = proxy.server()
-            async with serving_stdio() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-    if starting.cancelled_caught:
-        raise MCPError(
-            code=types.INTERNAL_ERROR,
-            message=f"it did not answer the MCP handshake within {config.timeout:g}s",
-        )
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    upstream = Upstream(params, config.timeout)
+    async with anyio.create_task_group() as group:
+        await group.start(upstream.run)  # its first start's failure stops the proxy
+        proxy = Proxy(kit, config, upstream)
+        # The first list of tools gets the timeout a call gets, as the handshake did.
+        await proxy.list_tools()
+        server = proxy.server()
+        async with serving_stdio() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        group.cancel_scope.cancel()  # the upstream's task: the client is left, the process ended

@@ -13,6 +13,7 @@ from ..core.payload import payload_text
 from ..core.records import Record
 from ..kit import Toolkit
 from ..recording.recorder import model_resolve
+from .content import is_upstream, resource_contents
 from .sdk import MCPError, Server, ServerRequestContext, types
 
 SCHEME = "addressable://result/"
@@ -50,7 +51,8 @@ def mcp_error(exc: AddressableError) -> MCPError:
 def read(kit: Toolkit, uri: str) -> types.ReadResourceResult:
     """The exact stored content an `addressable://result/ID` URI names (an id, or a
     prefix by `replay_result`'s rule: of a record the kit's session has seen, or one a
-    stub showed): text when the payload is UTF-8 text, else base64, with its media
+    stub showed): an upstream's result as its content blocks (see `resource_contents`),
+    any other as text when the payload is UTF-8 text, else base64, with its media
     type."""
     if not uri.startswith(SCHEME) or uri == SCHEME:
         raise MCPError(
@@ -62,6 +64,13 @@ def read(kit: Toolkit, uri: str) -> types.ReadResourceResult:
     except AddressableError as exc:
         raise mcp_error(exc) from exc
     record, payload = result.record, result.payload
+    if is_upstream(record):
+        try:
+            found = resource_contents(uri, record, payload)
+        except (ValueError, KeyError, TypeError):  # a record made elsewhere: its bytes
+            found = []
+        if found:
+            return types.ReadResourceResult(contents=found, ttl_ms=86_400_000)
     contents: types.TextResourceContents | types.BlobResourceContents
     text = payload_text(payload, record.media_type)
     if text is not None:

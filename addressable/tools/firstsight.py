@@ -34,19 +34,20 @@ _JSON_KEYS = 12  # keys of a JSON object the description names, at most
 _JSON_PARSED = 64 * 1024 * 1024  # characters past which a text is not parsed as JSON
 
 
-def checked_cap(value: object, where: str = "max_result_tokens") -> int | None:
+def checked_cap(value: object, where: str = "max_result_tokens", off: str = "None") -> int | None:
     """`value` as a cap: None (no cap), or a whole number of at least
-    `MIN_RESULT_TOKENS`; anything else is an `ArgumentError` of one line."""
+    `MIN_RESULT_TOKENS`; anything else is an `ArgumentError` of one line, which names
+    `off` as the value that turns the cap off."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentError(
-            f"{where} is a whole number of tokens or None, not {type(value).__name__}"
+            f"{where} is a whole number of tokens or {off}, not {type(value).__name__}"
         )
     if value < MIN_RESULT_TOKENS:
         raise ArgumentError(
             f"{where} is at least {MIN_RESULT_TOKENS} tokens (the note of what was left "
-            f"out needs room), not {value}; None turns the cap off"
+            f"out needs room), not {value}; {off} turns the cap off"
         )
     return value
 

@@ -3,20 +3,18 @@
 A response is recorded keyed by its URL (and identity), with the final URL, the
 redirects, the ETag and Last-Modified; a 304 as another sighting of the stored bytes; a
 failure as an error. The model is shown a page as readable text (`html_to_text`):
-html2text (the `html` extra) when installed, for Markdown with the links kept, else the
-plain text of the project's one HTML reader.
+Markdown, with the links kept where they stand.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
 import addressable as ad
-from addressable.core.html import html_text, tidy
+from addressable.core.html import html_markdown
 
 from ._base import Adapter, Identity, schema
 from ._clients import HTTP_ERRORS, AsyncClient, Clients, SyncClient
@@ -331,29 +329,6 @@ class Fetch(Adapter):
 
 
 def html_to_text(html: str) -> str:
-    """Readable text of an HTML document: Markdown with links kept when html2text is
-    installed, else plain text."""
-    if len(html) <= _REMEMBERED:
-        return _remembered_text(html)
-    return _readable(html)
-
-
-# A page up to this many characters is converted once: an index and the fetches of the
-# same pages convert each again, and html2text takes about 0.3 s for 100 KB.
-_REMEMBERED = 1 << 19
-
-
-@functools.lru_cache(maxsize=64)
-def _remembered_text(html: str) -> str:
-    return _readable(html)
-
-
-def _readable(html: str) -> str:
-    try:
-        import html2text
-    except ImportError:
-        return html_text(html)
-    converter = html2text.HTML2Text()
-    converter.body_width = 0  # no hard wrapping: lines stay whole for grep and replay
-    converter.ignore_images = True
-    return tidy(converter.handle(html))
+    """Readable text of an HTML document: Markdown, with the links kept where they
+    stand (`core.html.html_markdown`, the one reading of HTML in the project)."""
+    return html_markdown(html)

@@ -32,7 +32,6 @@ from typing import Any
 import httpx
 
 from .. import Task, Toolkit, open_store
-from ..core.errors import MissingDependency
 from .sessions import RecordedFinding, Session
 
 HOST = "docs.local"
@@ -178,11 +177,7 @@ def url(module: str) -> str:
 
 
 def build(progress: Callable[[str], None] | None = None) -> tuple[Session, Toolkit]:
-    """Run the scripted agent; returns its session and the kit that recorded it.
-    `MissingDependency` without html2text: the pages' text, and so every figure, would
-    be another (the plain-text fallback keeps no links)."""
-    if importlib.util.find_spec("html2text") is None:
-        raise MissingDependency("the bundled scenario", "bench", "html2text")
+    """Run the scripted agent; returns its session and the kit that recorded it."""
     # Imported by name: the core never imports the adapters; the benchmark, like the
     # CLI, is a face that uses them.
     adapters: Any = importlib.import_module("addressable.adapters")

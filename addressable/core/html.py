@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-__all__ = ["HtmlPage", "html_text", "html_title", "read_html", "tidy"]
+__all__ = ["HtmlPage", "html_markdown", "html_text", "html_title", "read_html", "tidy"]
 
 # Parts that are not the page's text: code, styles, navigation (and the head).
 _SKIPPED = frozenset({"script", "style", "noscript", "template", "nav"})
@@ -38,8 +38,13 @@ class HtmlPage:
 
 
 class _Reader(HTMLParser):
-    def __init__(self) -> None:
+    """What a page says; with `markdown`, its text as Markdown: links inline as
+    `[text](href)`, headings after `#`s, list items after `- `."""
+
+    def __init__(self, markdown: bool = False) -> None:
         super().__init__(convert_charrefs=True)
+        self.markdown = markdown
+        self._open_links: list[str | None] = []  # each open <a>'s href, None: no link
         self.parts: list[str] = []
         self.links: list[str] = []
         self.title = ""
@@ -60,6 +65,19 @@ class _Reader(HTMLParser):
             self.links += [v for k, v in attrs if k == "href" and v and v.strip()]
         if tag in _BLOCK:
             self.parts.append("\n")
+        if self.markdown and not (self._skip or self._in_head):
+            self._mark_start(tag, attrs)
+
+    def _mark_start(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            href = next((v.strip() for k, v in attrs if k == "href" and v and v.strip()), None)
+            self._open_links.append(href)
+            if href is not None:
+                self.parts.append("[")
+        elif len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self.parts.append("#" * int(tag[1]) + " ")
+        elif tag == "li":
+            self.parts.append("- ")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
@@ -68,6 +86,10 @@ class _Reader(HTMLParser):
             self._in_head = False
         elif tag in _SKIPPED and self._skip:
             self._skip -= 1
+        elif tag == "a" and self._open_links and not (self._skip or self._in_head):
+            href = self._open_links.pop()
+            if href is not None:
+                self.parts.append(f"]({href})")
         if tag in _BLOCK:
             self.parts.append("\n")
 
@@ -88,6 +110,16 @@ def read_html(html: str) -> HtmlPage:
     reader.close()
     title = " ".join(reader.title.split())
     return HtmlPage(title, tidy("".join(reader.parts)), tuple(reader.links))
+
+
+@functools.lru_cache(maxsize=32)
+def html_markdown(html: str) -> str:
+    """An HTML document's readable text as Markdown (see `_Reader`), as a model is shown
+    a fetched page: the links kept where they stand."""
+    reader = _Reader(markdown=True)
+    reader.feed(html)
+    reader.close()
+    return tidy("".join(reader.parts))
 
 
 def html_title(html: str) -> str:

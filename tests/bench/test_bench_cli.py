@@ -72,21 +72,3 @@ def _turn_sums(report: BenchReport, name: str) -> list[int]:
         for turn, tokens in enumerate(s.per_turn[name]):
             sums[turn] += tokens
     return sums
-
-
-def test_the_bundled_scenario_without_html2text_says_so_and_prints_no_figures(
-    tmp_path: Path,
-) -> None:
-    # Its figures come from the pages' text: another converter would give other figures.
-    code = (
-        "import sys; sys.modules['html2text'] = None\n"
-        "from addressable.cli import main\n"
-        f"sys.exit(main(['bench', '--out', {str(tmp_path / 'out')!r}]))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 5
-    assert done.stderr.splitlines() == [
-        "addressable: error: the bundled scenario needs the 'html2text' package, from the "
-        "'bench' extra: pip install 'html2text'"
-    ]
-    assert done.stdout == "" and not (tmp_path / "out" / "report.json").exists()

@@ -3,14 +3,9 @@ readable text and the summariser's page stubs alike."""
 
 from __future__ import annotations
 
-import builtins
-from typing import Any
-
-import pytest
-
 import addressable as ad
 from addressable.adapters import html_title, html_to_text
-from addressable.core.html import read_html
+from addressable.core.html import html_markdown, read_html
 
 PAGE = """<!DOCTYPE html><html><head><title>Threads &amp; locks</title>
 <link href="/style.css"><script>var x = "<p>not text</p>";</script></head>
@@ -44,17 +39,24 @@ def test_text_after_the_last_tag_is_kept() -> None:
     assert read_html("<p>one</p>two &amp; three").text == "one\ntwo & three"
 
 
-def test_the_adapters_fall_back_to_the_same_reading(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = builtins.__import__
-
-    def without_html2text(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "html2text":
-            raise ImportError(name)
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", without_html2text)
-    assert html_to_text(PAGE) == read_html(PAGE).text
+def test_a_fetched_page_is_shown_as_markdown_with_its_links_where_they_stand() -> None:
+    lines = [line for line in html_to_text(PAGE).splitlines() if line]
+    assert lines == [
+        "# threading",
+        "A [Lock](lock.html) is not re-entrant.",
+        "acquire",
+        "release",
+        "icon",
+        "Last words",
+    ]
     assert html_title(PAGE) == "Threads & locks"
+    # the same whatever is installed: no other converter is ever used
+    assert html_to_text(PAGE) == html_markdown(PAGE)
+
+
+def test_markdown_keeps_list_items_and_text_of_anchors_without_a_link() -> None:
+    text = html_markdown('<ul><li>one</li><li><a name="x">two</a> <a href="/t">three</a></li></ul>')
+    assert [line for line in text.splitlines() if line] == ["- one", "- two [three](/t)"]
 
 
 def test_a_page_stub_reads_the_page_as_the_adapters_do() -> None:

@@ -1,5 +1,5 @@
-"""Token counts in OpenAI's encodings (cl100k_base by default), exact with the `tokens`
-extra and estimated without it, and the counter a run uses.
+"""Token counts in OpenAI's encodings (cl100k_base by default), exact with tiktoken
+(a dependency) and estimated only where it cannot be loaded, and the counter a run uses.
 """
 
 from .core.tokens import (

@@ -941,7 +941,7 @@ class Evicted(BaseModel):
 
 class Compaction(BaseModel):
     """What `compact` did: the new list, what it evicted, and the request's tokens
-    before and after (exact cl100k with the `tokens` extra).
+    before and after (exact cl100k).
 
     `messages` is in the kind the list came in (`source`): dicts for dicts; LangChain
     messages for LangChain messages (the same ids, so that LangGraph's replace-by-id

@@ -1,12 +1,12 @@
 """Token counts in OpenAI's encodings: cl100k_base (the default) and o200k_base.
 
-With the `tokens` extra (tiktoken) counts are exact. The encoding files ship with
+With tiktoken (a dependency of the package) counts are exact. The encoding files ship with
 addressable (OpenAI's own files, checked against the hashes tiktoken checks them
 against), so nothing is ever downloaded. An encoding that cannot be loaded (a damaged
 installation) raises `IntegrityError`; a name with no file here raises `ArgumentError`:
 with tiktoken installed a count is never an estimate in disguise.
 
-Without tiktoken, counts are an estimate: one token per four bytes of UTF-8, rounded
+Where tiktoken cannot be imported, counts are an estimate: one token per four bytes of UTF-8, rounded
 up, which is close for English prose and undercounts code and non-Latin text by up to a
 half. `token_counter()` and `tokens_exact()` say which one is in use; asking for an
 encoding by name when it cannot be used warns once (`TokenEstimateWarning`).
@@ -163,7 +163,7 @@ def tokens_exact(encoding: str | None = None) -> bool:
 
 
 def count_tokens(text: str, encoding: str | None = None) -> int:
-    """Tokens in `text`: exact in `encoding` (default cl100k_base) with the `tokens` extra,
+    """Tokens in `text`: exact in `encoding` (default cl100k_base) with tiktoken,
     else bytes / 4 rounded up (`token_counter()` says which).
 
     Special-token markers such as ``<|endoftext|>`` are counted as ordinary text.
@@ -271,7 +271,7 @@ def _warn_estimate(name: str) -> None:
     warnings.warn(
         TokenEstimateWarning(
             f"exact {name} token counts need tiktoken, which is not installed: counting one "
-            "token per four bytes of UTF-8 instead; pip install tiktoken (the 'tokens' extra)"
+            "token per four bytes of UTF-8 instead; pip install tiktoken"
         ),
         stacklevel=3,
     )

@@ -26,7 +26,7 @@ def test_exact_cl100k_counts(text: str, tokens: int) -> None:
 
 
 def test_without_the_extra_counts_are_a_documented_estimate() -> None:
-    # Block tiktoken as if the `tokens` extra were not installed; the core must still import.
+    # Block tiktoken as if it could not be loaded; the core must still import.
     code = (
         "import sys, json; sys.modules['tiktoken'] = None; "
         "import addressable as ad; "

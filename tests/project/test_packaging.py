@@ -58,7 +58,7 @@ def test_wheel_maps_adapters_under_addressable(tmp_path: Path) -> None:
     metadata = next(n for n in names if n.endswith("METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "Name: addressable-tools" in text
-    assert "Provides-Extra: tokens" in text and "Provides-Extra: redis" in text
+    assert "Provides-Extra: redis" in text and "Requires-Dist: tiktoken" in text
     assert "License-Expression: MIT" in text and "License-File: LICENSE" in text
 
 

@@ -6,8 +6,8 @@ against), so nothing is ever downloaded. An encoding that cannot be loaded (a da
 installation) raises `IntegrityError`; a name with no file here raises `ArgumentError`:
 with tiktoken installed a count is never an estimate in disguise.
 
-Where tiktoken cannot be imported, counts are an estimate: one token per four bytes of UTF-8, rounded
-up, which is close for English prose and undercounts code and non-Latin text by up to a
+Where tiktoken cannot be imported, counts are an estimate: one token per four bytes of
+UTF-8, rounded up, which is close for English prose and undercounts code and non-Latin text by up to a
 half. `token_counter()` and `tokens_exact()` say which one is in use; asking for an
 encoding by name when it cannot be used warns once (`TokenEstimateWarning`).
 

@@ -7,8 +7,8 @@ installation) raises `IntegrityError`; a name with no file here raises `Argument
 with tiktoken installed a count is never an estimate in disguise.
 
 Where tiktoken cannot be imported, counts are an estimate: one token per four bytes of
-UTF-8, rounded up, which is close for English prose and undercounts code and non-Latin text by up to a
-half. `token_counter()` and `tokens_exact()` say which one is in use; asking for an
+UTF-8, rounded up, which is close for English prose and undercounts code and non-Latin
+text by up to a half. `token_counter()` and `tokens_exact()` say which one is in use; asking for an
 encoding by name when it cannot be used warns once (`TokenEstimateWarning`).
 
 `encoding_for_model` names the encoding of an OpenAI model (gpt-4o and later: o200k).

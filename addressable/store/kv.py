@@ -8,8 +8,10 @@ theirs; here are writing, reading (through the indexes: by time, key, session, t
 prefix and the ids a record's meta names, never by reading the others), pins (gc keeps a
 pinned record while its pin lasts), `stats` (read from the sizes the indexes keep), and
 upkeep: `verify` names damage, `gc` removes what is old or over a size and what killed
-writers left, `reindex` builds the indexes again. gc and reindex hold the backend's
-`exclusive` section, so that no record is written meanwhile.
+writers left, `reindex` builds the indexes again. gc reads without holding the store and
+removes in short batches, each one atomic step that checks again what it removes
+(`sweep`); reindex holds the backend's `exclusive` section, so that no record is written
+meanwhile.
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ import functools
 import json
 import logging
 import re
+import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
 from ..core.errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound
 from ..core.ids import ID_LENGTH, check_prefix, content_digest, content_hash
 from ..core.records import Observation, Record, with_tokens
-from .backend import Backend, StrayFiles
+from .backend import Backend, Removal, StrayFiles, Sweeps
 from .codec import _Damaged, dump_record, load_observation, load_pin, load_record
 from .index import (
     ADDRESS,
@@ -34,6 +37,7 @@ from .index import (
     IDS,
     INDEXES,
     KEY,
+    PAYLOAD,
     PIN_REASONS,
     PINS,
     PINS_FOR,
@@ -182,6 +186,95 @@ def _hashes_in(raw: bytes) -> set[str]:
     return {m.decode() for m in _HASH_FIELD.findall(raw)}
 
 
+# Records gc removes in one step (a transaction, a script): the most a writer waits for.
+_BATCH = 256
+
+
+def _chosen(
+    live: list[tuple[datetime, Record]],
+    pinned: set[str],
+    now: datetime,
+    max_age: timedelta | None,
+    max_bytes: int | None,
+) -> list[str]:
+    """The ids gc removes, of `live` (last seen, record; oldest first): the unpinned
+    ones last seen longer than `max_age` ago, then the oldest unpinned ones until the
+    payloads left take at most `max_bytes`."""
+    refs: Counter[str] = Counter(r.content_hash for _, r in live)
+    sizes = {r.content_hash: r.size for _, r in live}
+    total = sum(sizes.values())
+    removed: list[str] = []
+
+    def drop(record: Record) -> None:
+        nonlocal total
+        removed.append(record.id)
+        refs[record.content_hash] -= 1
+        if refs[record.content_hash] == 0:
+            total -= sizes[record.content_hash]
+
+    survivors: list[Record] = []
+    for seen, record in live:
+        if max_age is not None and record.id not in pinned and now - seen > max_age:
+            drop(record)
+        else:
+            survivors.append(record)
+    if max_bytes is not None:
+        for record in survivors:  # oldest first
+            if total <= max_bytes:
+                break
+            if record.id not in pinned:
+                drop(record)
+    return removed
+
+
+def sweep(
+    backend: Backend,
+    removals: Sequence[Removal],
+    addresses: Mapping[str, int | None],
+    tomb: bytes,
+    ids: bool,
+) -> tuple[list[str], list[tuple[str, int]]]:
+    """One batch of gc's, in one step that no writer interleaves with: each record of
+    `removals` that is still there, has no pin and was not seen again since gc read it
+    goes, with what goes with it, leaving a tombstone; then each payload of `addresses`
+    (with its size, where known) under which no record is indexed any more. The ids
+    removed, and the address and size of each payload removed."""
+    if isinstance(backend, Sweeps):  # one script on its server
+        return backend.sweep(removals, list(addresses), tomb, ids)
+    b = backend
+    gone: list[str] = []
+    freed: list[tuple[str, int]] = []
+    with b.exclusive():
+        stored = {a for a in addresses if b.contains(BLOB + a)}  # in a row, or apart
+        for r in removals:
+            if (
+                not b.contains(RECORD + r.id)
+                or b.contains(PIN + r.id)
+                or len(b.items(OBSERVED + r.id)) != r.sightings
+            ):
+                continue
+            b.delete(RECORD + r.id)
+            for k in r.keys:
+                b.delete(k)
+            b.set(TOMBSTONE + r.id, tomb)
+            b.index(add=[(TOMBS, 0, r.id)] if ids else [], remove=r.entries)
+            unused = [(reg, 0, m) for name, reg, m in r.registries if not b.members(name, limit=1)]
+            if unused:
+                b.index(remove=unused)
+            gone.append(r.id)
+        for address, size in addresses.items():
+            if b.members(PAYLOAD + address, limit=1):
+                continue
+            if size is None:
+                size = len(b.get(BLOB + address) or b"")
+            b.delete(BLOB + address)  # a payload kept in rows went with the last of them
+            b.delete(TOKENS + address)
+            b.index(remove=[(BLOBS, size, address)])
+            if address in stored:
+                freed.append((address, size))
+    return gone, freed
+
+
 class KeyValueStore:
     """A `Store` over a `Backend`; see `store.keys` for the key layout."""
 
@@ -227,7 +320,7 @@ class KeyValueStore:
         # The blob goes in first, with the record and its index entries in the same
         # atomic step: a record never points at bytes not yet stored, and is never
         # stored unindexed, even if the writer is killed.
-        if not b.put_pair(
+        while not b.put_pair(
             blob_key(digest),
             payload,
             RECORD + record.id,
@@ -237,12 +330,14 @@ class KeyValueStore:
             row_of(record, at),
         ):
             observation = Observation(at=record.observed_at, session=record.session)
-            b.append(
+            if b.append(
                 OBSERVED + record.id,
                 observation.model_dump_json().encode(),
                 sighting_entries(record.id, observation),
-            )
-            return False
+                requires=RECORD + record.id,
+            ):
+                return False
+            # gc removed the record between the two steps: it is written anew.
         # A tombstone left by gc may remain: a live record takes precedence over it.
         tokens = None if record.tokens is None else str(record.tokens).encode()
         if tokens is not None:
@@ -254,11 +349,13 @@ class KeyValueStore:
     def add_observation(self, record_id: str, observation: Observation) -> None:
         """Append a sighting of an existing record (used when importing bundles)."""
         self.get(record_id)
-        self._backend.append(
+        if not self._backend.append(
             OBSERVED + record_id,
             observation.model_dump_json().encode(),
             sighting_entries(record_id, observation),
-        )
+            requires=RECORD + record_id,
+        ):
+            self._get_apart(record_id)  # removed meanwhile: Expired
 
     def set_tokens(self, content_hash: str, tokens: int) -> None:
         self._backend.set(tokens_key(content_hash), str(tokens).encode())
@@ -583,7 +680,10 @@ class KeyValueStore:
             self._write(record_id, _joined(held, reason, session, until), held)
 
     def _write(self, record_id: str, pin: Pin, held: Pin | None) -> None:
-        """`pin` in place of `held`, in the indexes too (counted by `stats`)."""
+        """`pin` in place of `held`, in the indexes too (counted by `stats`). gc keeps a
+        record that has a pin, deciding in the step that would remove it: a record
+        still there once the pin is written is kept; one gone was removed before, and
+        the pin goes too (`Expired`)."""
         add = [(PINS, 0, record_id)]
         if pin.reason != USER_PIN:
             add += [(PINS_FOR + pin.reason, 0, record_id), (PIN_REASONS, 0, pin.reason)]
@@ -592,6 +692,13 @@ class KeyValueStore:
             remove = [(PINS_FOR + held.reason, 0, record_id)]
         self._backend.set(PIN + record_id, _dumped(pin))
         self._backend.index(add=add, remove=remove)
+        if not self._backend.contains(RECORD + record_id):
+            self.unpin(record_id)
+            self._get_apart(record_id)  # Expired (or NotFound)
+            raise Expired(
+                f"result {record_id} was removed by garbage collection as it was pinned; "
+                "pin it again"
+            )
 
     def unpin(self, record_id: str) -> None:
         held = self.pin_info(record_id)
@@ -663,6 +770,9 @@ class KeyValueStore:
             if digest not in checked:
                 checked[digest] = self._blob_problem(digest)
             problem, size = checked[digest]
+            if problem == "missing" and not self._backend.contains(k):
+                del checked[digest]  # removed by gc since it was read, with its payload
+                continue
             if problem is not None:
                 detail = f"blob {digest[:16]} is {problem}"
             else:
@@ -699,128 +809,114 @@ class KeyValueStore:
         max_age, max_bytes = limits(max_age, max_bytes)
         now = datetime.now(UTC) if now is None else aware("gc now", now)
         b = self._backend
-        # One atomic section for mark and sweep: a writer that found a blob already
-        # stored must not see it swept before its record lands.
-        with b.exclusive():
-            # Files left by killed writers first, while every key still has its file.
-            strays: dict[str, int] = {}
-            if isinstance(b, StrayFiles):
-                strays = b.strays()
-                for name in strays:
-                    b.remove_stray(name)
-            live: list[tuple[datetime, Record]] = []
-            later_of: dict[str, list[Observation]] = {}  # id -> its later sightings
-            damaged: set[str] = set()  # blobs of records that cannot be read: kept
-            for k in b.keys(RECORD):
-                raw = b.get(k)
-                if raw is None:
-                    continue
-                try:
-                    record = load_record(k[len(RECORD) :], raw)
-                except IntegrityError:
-                    # Left for `verify` to report, never silently dropped: nor its payload.
-                    damaged.update(blob_key(h) for h in _hashes_in(raw))
-                    continue
-                later = later_of[record.id] = self._later(record.id)
-                live.append((max([record.observed_at, *(o.at for o in later)]), record))
-            live.sort(key=lambda item: (item[0], item[1].id))
-            # Pins that ended (their age passed, or every session that made them ended)
-            # go now: their records are as any other.
-            for k in b.keys(PIN):
-                held = self.pin_info(k[len(PIN) :])
-                if held is not None and not held.live(now):
-                    self.unpin(k[len(PIN) :])
-            pinned = {r.id for _, r in live if self.is_pinned(r.id, now=now)}
-            refs: Counter[str] = Counter(r.content_hash for _, r in live)
-            sizes = {r.content_hash: r.size for _, r in live}
-            total = sum(sizes.values())
-            removed: list[str] = []
-
-            def drop(record: Record) -> None:
-                nonlocal total
-                removed.append(record.id)
-                refs[record.content_hash] -= 1
-                if refs[record.content_hash] == 0:
-                    total -= sizes[record.content_hash]
-
-            survivors: list[tuple[datetime, Record]] = []
-            for seen, record in live:
-                if max_age is not None and record.id not in pinned and now - seen > max_age:
-                    drop(record)
-                else:
-                    survivors.append((seen, record))
-            if max_bytes is not None:
-                for _, record in survivors:  # oldest first
-                    if total <= max_bytes:
-                        break
-                    if record.id not in pinned:
-                        drop(record)
-
-            tomb = json.dumps({"at": now.isoformat()}).encode()
-            dropped = set(removed)
-            if dropped:
-                # What a shown text stood for goes with the record; what a stub's id
-                # prefix named stays, so that the stub's prefix still says "expired".
-                kept = set().union(*(prefix_marks(i) for i in dropped))
-                for k in b.keys(SHOWN):
-                    if k not in kept and (b.get(k) or b"").decode() in dropped:
-                        b.delete(k)
-                for k in b.keys(STUB):  # and so do the stubs made of it (named by it)
-                    if stub_record(k) in dropped:
-                        b.delete(k)
-            by_id = {r.id: r for _, r in live}
-            emptied: set[str] = set()  # tool and session indexes that may now be empty
-            for record_id in removed:
-                record, later = by_id[record_id], later_of[record_id]
-                entries = all_entries(record, later, ids=self._ids, own=self._own)
-                b.delete(RECORD + record_id)
-                b.delete(OBSERVED + record_id)
-                b.delete(IMPORTED + record_id)
-                b.set(TOMBSTONE + record_id, tomb)
-                b.index(add=[(TOMBS, 0, record_id)] if self._ids else [], remove=entries)
-                sessions = {record.session, *(o.session for o in later)} - {None}
-                emptied.update([TOOL + record.tool, *(SESSION + str(n) for n in sessions)])
-            # A tool or a session none of whose records is left leaves its registry.
-            unused = [
-                (TOOLS, 0, n[len(TOOL) :])
-                if n.startswith(TOOL)
-                else (SESSIONS, 0, n[len(SESSION) :])
-                for n in sorted(emptied)
-                if not b.members(n, limit=1)
-            ]
-            if unused:
-                b.index(remove=unused)
-            keep = {blob_key(h) for h, n in refs.items() if n > 0} | damaged
-            gone = {blob_key(h): sizes[h] for h, n in refs.items() if n == 0}
-            blob_sizes = {blob_key(h): n for h, n in sizes.items()}
-            freed = sum(strays.values())
-            blobs_removed = len(strays)
-            for k in b.keys(BLOB):
-                if k in keep:
-                    continue
-                freed += gone.pop(k, 0) or len(b.get(k) or b"")
-                b.delete(k)
-                b.delete(TOKENS + k[len(BLOB) :])
-                # Indexed with its size, which its records give (a blob no record
-                # pointed to was never indexed: removing it changes nothing).
-                b.index(remove=[(BLOBS, blob_sizes.get(k, 0), k[len(BLOB) :])])
-                blobs_removed += 1
-            # Payloads a backend that keeps rows kept in its records' rows (see
-            # `Backend.put_pair`) went with the last of them; on another backend, one not
-            # listed above was missing already. One a damaged record names is kept.
-            for k, size in gone.items():
-                if not b.indexes_records or k in keep:
-                    continue
-                b.delete(TOKENS + k[len(BLOB) :])
-                freed += size
-                blobs_removed += 1
+        strays = self._remove_strays()
+        # Pins that ended (their age passed, or every session that made them ended) go
+        # first: their records are as any other.
+        for k in b.keys(PIN):
+            held = self.pin_info(k[len(PIN) :])
+            if held is not None and not held.live(now):
+                self.unpin(k[len(PIN) :])
+        # Mark, reading without holding the store: what is written meanwhile is new, and
+        # each batch below checks again what it removes.
+        live: list[tuple[datetime, Record]] = []
+        later_of: dict[str, list[Observation]] = {}  # id -> its later sightings
+        damaged: set[str] = set()  # blobs of records that cannot be read: kept
+        for k in b.keys(RECORD):
+            raw = b.get(k)
+            if raw is None:
+                continue
+            try:
+                record = load_record(k[len(RECORD) :], raw)
+            except IntegrityError:
+                # Left for `verify` to report, never silently dropped: nor its payload.
+                damaged.update(h[:ADDRESS] for h in _hashes_in(raw))
+                continue
+            later = later_of[record.id] = self._later(record.id)
+            live.append((max([record.observed_at, *(o.at for o in later)]), record))
+        live.sort(key=lambda item: (item[0], item[1].id))
+        pinned = {r.id for _, r in live if self.is_pinned(r.id, now=now)}
+        removed = _chosen(live, pinned, now, max_age, max_bytes)
+        removals = self._removals(live, later_of, removed)
+        # Payloads: those of the records removed, then those no record pointed at
+        # (left by a writer or a gc that was killed), each removed in the batch that
+        # finds no record under it.
+        sizes = {r.content_hash[:ADDRESS]: r.size for _, r in live}
+        referenced = set(sizes) | damaged
+        orphans = [k[len(BLOB) :] for k in b.keys(BLOB) if k[len(BLOB) :] not in referenced]
+        batches: list[tuple[list[Removal], dict[str, int | None]]] = []
+        for i in range(0, len(removals), _BATCH):
+            chunk = removals[i : i + _BATCH]
+            batches.append((chunk, {r.address: sizes.get(r.address) for r in chunk}))
+        for i in range(0, len(orphans), _BATCH):
+            batches.append(([], {a: None for a in orphans[i : i + _BATCH]}))
+        tomb = json.dumps({"at": now.isoformat()}).encode()
+        gone: list[str] = []
+        freed = dict(strays)
+        for n, (chunk, addresses) in enumerate(batches):
+            if n and b.gc_pause:  # writers waiting for the store get it between two
+                time.sleep(b.gc_pause)
+            ids, blobs = sweep(b, chunk, addresses, tomb, self._ids)
+            gone += ids
+            freed.update(blobs)
+        left = {r.content_hash: r.size for _, r in live if r.id not in set(gone)}
         return GcReport(
-            removed_records=removed,
-            removed_blobs=blobs_removed,
-            freed_bytes=freed,
+            removed_records=gone,
+            removed_blobs=len(freed),
+            freed_bytes=sum(freed.values()),
             kept_pinned=len(pinned),
-            blob_bytes_after=total,
+            blob_bytes_after=sum(left.values()),
         )
+
+    def _remove_strays(self) -> dict[str, int]:
+        """Remove the files left by writers killed before their rows committed (on a
+        backend that keeps files), holding the store; their names and sizes."""
+        b = self._backend
+        if not isinstance(b, StrayFiles):
+            return {}
+        with b.exclusive():
+            strays = b.strays()
+            for name in strays:
+                b.remove_stray(name)
+        return strays
+
+    def _removals(
+        self,
+        live: list[tuple[datetime, Record]],
+        later_of: dict[str, list[Observation]],
+        removed: list[str],
+    ) -> list[Removal]:
+        """What gc removes with each record of `removed`, as it reads them now."""
+        b = self._backend
+        dropped = set(removed)
+        goes_with: dict[str, list[str]] = {i: [OBSERVED + i, IMPORTED + i] for i in removed}
+        if dropped:
+            # What a shown text stood for goes with the record; what a stub's id prefix
+            # named stays, so that the stub's prefix still says "expired".
+            kept = set().union(*(prefix_marks(i) for i in dropped))
+            for k in b.keys(SHOWN):
+                if k not in kept and (shown := (b.get(k) or b"").decode()) in dropped:
+                    goes_with[shown].append(k)
+            for k in b.keys(STUB):  # and so do the stubs made of it (named by it)
+                if stub_record(k) in dropped:
+                    goes_with[stub_record(k)].append(k)
+        by_id = {r.id: r for _, r in live}
+        removals = []
+        for record_id in removed:
+            record, later = by_id[record_id], later_of[record_id]
+            sessions = {record.session, *(o.session for o in later)}
+            registries = [(TOOL + record.tool, TOOLS, record.tool)]
+            registries += [(SESSION + s, SESSIONS, s) for s in sorted(filter(None, sessions))]
+            removals.append(
+                Removal(
+                    id=record_id,
+                    sightings=len(later),
+                    keys=goes_with[record_id],
+                    entries=all_entries(record, later, ids=self._ids, own=self._own),
+                    registries=registries,
+                    address=record.content_hash[:ADDRESS],
+                )
+            )
+        return removals
 
     def _index_once(self) -> None:
         """Build the indexes of a store that lacks their marker: a new one, or one whose

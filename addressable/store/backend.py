@@ -106,6 +106,11 @@ class Backend(Protocol):
         """Remove every index (before building them again)."""
         ...
 
+    def index_names(self) -> list[str]:
+        """The names of the indexes that hold entries given to `index` (on a backend
+        that keeps rows, those its rows answer are not listed)."""
+        ...
+
     def items(self, key: str) -> list[bytes]:
         """The list under `key`, oldest first; empty if there is none."""
         ...
@@ -141,6 +146,20 @@ class Sweeps(Protocol):
         self, removals: Sequence[Removal], addresses: Sequence[str], tomb: bytes, ids: bool
     ) -> tuple[list[str], list[tuple[str, int]]]:
         """What `store.kv`'s `sweep` does, and gives back."""
+        ...
+
+
+@runtime_checkable
+class ChecksItself(Protocol):
+    """A backend with structures of its own beside what the store gives it (a
+    database's indexes over its tables), that it can check and build again."""
+
+    def check(self) -> list[str]:
+        """What is wrong with them, one line each; none when sound."""
+        ...
+
+    def rebuild(self) -> None:
+        """Build them again from what they index. Called only inside `exclusive`."""
         ...
 
 

@@ -26,10 +26,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
-from ..core.errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound
+from ..core.errors import (
+    AmbiguousId,
+    ArgumentError,
+    Expired,
+    IntegrityError,
+    NotFound,
+    StoreError,
+)
 from ..core.ids import ID_LENGTH, check_prefix, content_digest, content_hash
 from ..core.records import Observation, Record, with_tokens
-from .backend import Backend, Removal, StrayFiles, Sweeps
+from .backend import Backend, ChecksItself, Removal, StrayFiles, Sweeps
 from .codec import _Damaged, dump_record, load_observation, load_pin, load_record
 from .index import (
     ADDRESS,
@@ -745,6 +752,25 @@ class KeyValueStore:
     # -- upkeep: verify, gc, reindex ---------------------------------------------------
 
     def verify(self) -> VerifyReport:
+        b = self._backend
+        own = b.check() if isinstance(b, ChecksItself) else []
+        try:
+            return self._verify(own)
+        except StoreError as exc:
+            if not own:
+                raise
+            # Records are read through the indexes found damaged: named, not read.
+            return VerifyReport(
+                records=0,
+                blobs_checked=0,
+                damaged=[],
+                orphan_blobs=0,
+                orphan_bytes=0,
+                indexes=[*own, f"the records cannot be read until these are rebuilt: {exc}"],
+            )
+
+    def _verify(self, own: list[str]) -> VerifyReport:
+        """`verify`, given what the backend found wrong with its own indexes."""
         damaged: list[DamagedRecord] = []
         referenced: set[str] = set()
         checked: dict[str, tuple[str | None, int]] = {}  # blob hash -> (problem, size)
@@ -781,11 +807,17 @@ class KeyValueStore:
                 damaged.append(
                     DamagedRecord(id=record_id, content_hash=digest, problem=problem, detail=detail)
                 )
-        orphans = [k for k in self._backend.keys(BLOB) if k not in referenced]
-        orphan_bytes = sum(len(self._backend.get(k) or b"") for k in orphans)
+        # The size of each payload stored, by address: those re-hashed, then the others.
+        stored = {h[:ADDRESS]: n for h, (problem, n) in checked.items() if problem != "missing"}
+        for k in self._backend.keys(BLOB):
+            if k[len(BLOB) :] not in stored:
+                stored[k[len(BLOB) :]] = len(self._backend.get(k) or b"")
+        orphans = [a for a in stored if blob_key(a) not in referenced]
+        orphan_bytes = sum(stored[a] for a in orphans)
         strays = self._backend.strays() if isinstance(self._backend, StrayFiles) else {}
         damaged.sort(key=lambda d: d.id)
         return VerifyReport(
+            indexes=own + self._index_problems({d.id for d in damaged}, stored, set(orphans)),
             records=len(record_keys),
             blobs_checked=sum(problem != "missing" for problem, _ in checked.values()),
             damaged=damaged,
@@ -933,30 +965,42 @@ class KeyValueStore:
         records in all) as it goes. Records that cannot be read are left out (`verify`
         names them)."""
         with self._backend.exclusive():
+            if isinstance(self._backend, ChecksItself):
+                self._backend.rebuild()
             return self._reindex(progress)
 
     def _reindex(self, progress: Callable[[int, int], None] | None) -> int:
         b = self._backend
         b.drop_indexes()
-        keys = b.keys(RECORD)
-        sizes: dict[str, int] = {}  # blob address -> size, from the records
+        indexed = [0]
         batch: list[Entry] = []
-        indexed = 0
-
-        def add(entries: list[Entry]) -> None:
-            nonlocal batch
-            batch += entries
+        for entry in self._derived(own=self._own, progress=progress, indexed=indexed):
+            batch.append(entry)
             if len(batch) >= 5000:  # written a batch at a time
                 b.index(add=batch)
                 batch = []
+        b.index(add=[*batch, (INDEXES, 0, VERSION)])  # the last: indexed, once whole
+        return indexed[0]
 
+    def _derived(
+        self,
+        *,
+        own: bool,
+        progress: Callable[[int, int], None] | None = None,
+        indexed: list[int] | None = None,
+    ) -> Iterator[Entry]:
+        """Every index entry that the records, payloads, pins and tombstones give (`own`:
+        those of records' rows too); `indexed[0]` counts the records read."""
+        b = self._backend
+        keys = b.keys(RECORD)
+        sizes: dict[str, int] = {}  # blob address -> size, from the records
         for done, k in enumerate(keys, start=1):
             raw = b.get(k)
             try:
                 if raw is None:
                     continue
                 record = load_record(k[len(RECORD) :], raw)
-                entries = record_entries(record, ids=self._ids, own=self._own)
+                entries = record_entries(record, ids=self._ids, own=own)
                 for seen in self._later(record.id):
                     entries += sighting_entries(record.id, seen)
             except IntegrityError:
@@ -964,19 +1008,77 @@ class KeyValueStore:
             finally:
                 if progress is not None and (done % 1000 == 0 or done == len(keys)):
                     progress(done, len(keys))
-            add(entries)
+            yield from entries
             sizes[record.content_hash[:ADDRESS]] = record.size
-            indexed += 1
+            if indexed is not None:
+                indexed[0] += 1
         for k in b.keys(BLOB):
             address = k[len(BLOB) :]
             size = sizes.get(address)
-            add([(BLOBS, len(b.get(k) or b"") if size is None else size, address)])
+            yield (BLOBS, len(b.get(k) or b"") if size is None else size, address)
         for k in b.keys(PIN):
             held = load_pin(b.get(k) or b"")
-            add([(PINS, 0, k[len(PIN) :])])
+            yield (PINS, 0, k[len(PIN) :])
             if held.reason != USER_PIN:
-                add([(PINS_FOR + held.reason, 0, k[len(PIN) :]), (PIN_REASONS, 0, held.reason)])
+                yield (PINS_FOR + held.reason, 0, k[len(PIN) :])
+                yield (PIN_REASONS, 0, held.reason)
         if self._ids:
-            add([(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)])
-        b.index(add=[*batch, (INDEXES, 0, VERSION)])  # the last: indexed, once whole
-        return indexed
+            yield from ((TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE))
+
+    def _index_problems(
+        self, damaged: set[str], stored: dict[str, int], orphans: set[str]
+    ) -> list[str]:
+        """What is wrong with the indexes and the counts `stats` reads: each index
+        compared with what the records, payloads, pins and
+        tombstones give (`damaged`: ids of records that cannot be read; `stored`: the
+        size of each payload stored, by address; `orphans`: the addresses of those no
+        record points to, which gc removes, indexed or not)."""
+        b = self._backend
+        problems: list[str] = []
+        want: dict[str, set[str]] = {}
+        for name, _, member in self._derived(own=True):
+            want.setdefault(name, set()).add(member)
+        # A backend that keeps rows keeps one of a record it cannot read too, found by
+        # no tool (`row_in`): not a problem of its indexes, but the damage verify names.
+        unread = damaged | ({""} if damaged and b.indexes_records else set())
+        for name in sorted(set(want) | set(b.index_names()) - {INDEXES}):
+            try:
+                have = set(b.members(name))
+            except StoreError as exc:
+                problems.append(f"index {name} cannot be read: {exc}")
+                continue
+            lacks, extra = want.get(name, set()) - have, have - want.get(name, set()) - unread
+            if name == BLOBS:
+                lacks, extra = lacks - orphans, extra - orphans
+            if lacks or extra:
+                problems.append(f"index {name} {_differences(lacks, extra)}")
+        counted = [TIME, SESSIONS, PINS, *(n for n in want if n.startswith((TOOL, PINS_FOR)))]
+        for name in counted:
+            expected = len(want.get(name, ()))
+            if name == TIME and b.indexes_records:
+                expected += len(damaged)
+            if (found := b.size(name)[0]) != expected:
+                problems.append(f"the count of {name} is {found}, not {expected}")
+        blobs = (len(stored), sum(stored.values()))
+        if not damaged and not orphans and b.size(BLOBS) != blobs:
+            found, total = b.size(BLOBS)
+            problems.append(
+                f"the count of payloads is {found} of {total} bytes, not {blobs[0]} of "
+                f"{blobs[1]} bytes"
+            )
+        return problems
+
+
+def _differences(lacks: set[str], extra: set[str]) -> str:
+    """How an index differs from what it should hold, naming a few of the members."""
+
+    def some(members: set[str]) -> str:
+        named = ", ".join(sorted(members)[:3])
+        return named + (f" and {len(members) - 3} more" if len(members) > 3 else "")
+
+    said = []
+    if lacks:
+        said.append(f"lacks {len(lacks)} it should hold ({some(lacks)})")
+    if extra:
+        said.append(f"holds {len(extra)} it should not ({some(extra)})")
+    return " and ".join(said)

@@ -119,6 +119,10 @@ class _MemoryBackend:
             self._index.clear()
             self._totals.clear()
 
+    def index_names(self) -> list[str]:
+        with self._lock:
+            return list(self._index)
+
     def items(self, key: str) -> list[bytes]:
         with self._lock:
             return list(self._lists.get(key, ()))

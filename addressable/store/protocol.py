@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
@@ -41,10 +41,14 @@ class VerifyReport(BaseModel):
     damaged: list[DamagedRecord]
     orphan_blobs: int
     orphan_bytes: int
+    # What is wrong with the indexes and the counts `stats` reads, one line each (an
+    # index that lacks records or holds others, one that cannot be read, the database's
+    # own check): `reindex` (`addressable verify --repair`) builds them again.
+    indexes: list[str] = []
 
     @property
     def ok(self) -> bool:
-        return not self.damaged
+        return not self.damaged and not self.indexes
 
 
 class GcReport(BaseModel):
@@ -253,6 +257,12 @@ class Store(Protocol):
         """Re-hash every blob a record points to, check every record against its
         checksum and (for results) its id, and name the damaged records; count the
         payloads no record points to."""
+        ...
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Build every index, and the counts kept with them, again from the records,
+        pins and payloads (what `verify` names in `indexes` is then mended); the
+        number of records indexed."""
         ...
 
     def stats(self) -> StoreStats: ...

@@ -14,6 +14,7 @@ import os
 import re
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import datetime
@@ -24,6 +25,7 @@ from typing import Any
 import diskcache
 
 from ..backend import store_failure, translated
+from ..codec import one_line
 from ..index import (
     ADDRESS,
     BLOBS,
@@ -564,6 +566,57 @@ class _DiskBackend:
             self._sql("DELETE FROM addressable_index_size")
             for statement in RECOUNT:  # what the records' rows give, from them
                 self._sql(statement)
+
+    @translated("listing the indexes")
+    def index_names(self) -> list[str]:
+        return [name for (name,) in self._sql("SELECT DISTINCT name FROM addressable_index")]
+
+    # -- SQLite's own indexes: checked against their tables, and built again -----------
+
+    def check(self) -> list[str]:
+        """SQLite's quick_check (the pages of every table and index), then each index
+        read whole and compared with a scan of its table: quick_check does not look
+        into what an index holds, and an index that lost entries or holds wrong ones
+        answers lookups wrongly while every record reads well."""
+        problems = []
+        try:
+            found = [str(line) for (line,) in self._sql("PRAGMA quick_check")]
+        except _FAILURES as exc:
+            found = [str(exc)]
+        if found != ["ok"]:
+            problems += [f"SQLite's quick_check: {' '.join(line.split())}" for line in found[:5]]
+        rows = self._sql(
+            "SELECT i.name, i.tbl_name, i.sql FROM sqlite_master AS i JOIN sqlite_master AS t "
+            "ON t.name = i.tbl_name AND t.type = 'table' "
+            "WHERE i.type = 'index' AND t.sql NOT LIKE '%WITHOUT ROWID%' ORDER BY i.name"
+        ).fetchall()
+        for name, table, sql in rows:
+            try:
+                columns = ", ".join(
+                    f'"{c}"' for (_, _, c) in self._sql(f'PRAGMA index_info("{name}")')
+                )
+                partial = _PARTIAL.search(sql or "")
+                where = f"WHERE {partial[1]}" if partial else ""
+                select = f'SELECT {columns}, rowid FROM "{table}" {{}} {where}'
+                indexed = Counter(self._sql(select.format(f'INDEXED BY "{name}"')))
+                scanned = Counter(self._sql(select.format("NOT INDEXED")))
+            except _FAILURES as exc:
+                problems.append(f"SQLite index {name} cannot be read: {one_line(exc)}")
+                continue
+            if indexed != scanned:
+                differ = sum(((indexed - scanned) + (scanned - indexed)).values())
+                problems.append(
+                    f"SQLite index {name} does not match its table {table}: {differ} entries differ"
+                )
+        return problems
+
+    @translated("rebuilding SQLite's indexes")
+    def rebuild(self) -> None:
+        self._sql("REINDEX")
+
+
+# The condition of a partial index, in the statement that made it.
+_PARTIAL = re.compile(r"\bWHERE\b(.*)$", re.IGNORECASE | re.DOTALL)
 
 
 class _Transaction:

@@ -223,10 +223,18 @@ class _RedisBackend:
 
     @translated("indexing")
     def drop_indexes(self) -> None:
-        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._area) + "*"
-        for key in self._client.scan_iter(match=pattern, count=1000):
-            self._client.delete(key)
+        for name in self.index_names():
+            self._client.delete(self._area + name)
         self._client.delete(self._totals)
+
+    @translated("listing")
+    def index_names(self) -> list[str]:
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._area) + "*"
+        start = len(self._area)
+        return [
+            cast(bytes, k).decode()[start:]
+            for k in self._client.scan_iter(match=pattern, count=1000)
+        ]
 
     @translated("reading")
     def items(self, key: str) -> list[bytes]:

@@ -190,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
         "write the whole store as a self-contained bundle",
     )
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
+    p.add_argument(
+        "--skip-damaged",
+        action="store_true",
+        help="leave out damaged records (named on stderr) rather than fail",
+    )
 
     p = command(
         "import",
@@ -220,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.description = MCP
     mcp_arguments(p, common)
 
+    p = command(
+        "rm",
+        _later("maintain", "run_rm"),
+        "remove records, pinned or not, and the payloads no other record points to",
+    )
+    p.add_argument("ids", nargs="+", metavar="ID")
     p = command("pin", _later("maintain", "run_pin"), "keep a record through every gc")
     p.add_argument("id")
     p = command("unpin", _later("maintain", "run_unpin"), "let gc remove a record again")

@@ -253,6 +253,7 @@ def sweep(
     freed: list[tuple[str, int]] = []
     with b.exclusive():
         stored = {a for a in addresses if b.contains(BLOB + a)}  # in a row, or apart
+        registries: dict[str, tuple[str, str]] = {}
         for r in removals:
             if (
                 not b.contains(RECORD + r.id)
@@ -263,12 +264,17 @@ def sweep(
             b.delete(RECORD + r.id)
             for k in r.keys:
                 b.delete(k)
-            b.set(TOMBSTONE + r.id, tomb)
-            b.index(add=[(TOMBS, 0, r.id)] if ids else [], remove=r.entries)
-            unused = [(reg, 0, m) for name, reg, m in r.registries if not b.members(name, limit=1)]
-            if unused:
-                b.index(remove=unused)
+            if tomb:
+                b.set(TOMBSTONE + r.id, tomb)
+            b.index(add=[(TOMBS, 0, r.id)] if ids and tomb else [], remove=r.entries)
+            registries.update((name, (reg, m)) for name, reg, m in r.registries)
             gone.append(r.id)
+        # Once a batch: a tool's or a session's index may hold many records.
+        unused = [
+            (reg, 0, m) for name, (reg, m) in registries.items() if not b.members(name, limit=1)
+        ]
+        if unused:
+            b.index(remove=unused)
         for address, size in addresses.items():
             if b.members(PAYLOAD + address, limit=1):
                 continue
@@ -866,14 +872,45 @@ class KeyValueStore:
             later = later_of[record.id] = self._later(record.id)
             live.append((max([record.observed_at, *(o.at for o in later)]), record))
         live.sort(key=lambda item: (item[0], item[1].id))
-        pinned = {r.id for _, r in live if self.is_pinned(r.id, now=now)}
+        with_pins = [k[len(PIN) :] for k in b.keys(PIN)]  # read once, not once a record
+        pinned = {i for i in with_pins if self.is_pinned(i, now=now)} & {r.id for _, r in live}
         removed = _chosen(live, pinned, now, max_age, max_bytes)
-        removals = self._removals(live, later_of, removed)
-        # Payloads: those of the records removed, then those no record pointed at
-        # (left by a writer or a gc that was killed), each removed in the batch that
-        # finds no record under it.
+        # Records whose payload is gone can never be replayed: they go too, so that
+        # the same call made again stores a whole record.
+        chosen, present = set(removed), {}
+        for _, r in live:
+            if r.id not in chosen and r.id not in pinned:
+                address = r.content_hash[:ADDRESS]
+                if address not in present:
+                    present[address] = b.contains(BLOB + address)
+                if not present[address]:
+                    removed.append(r.id)
         sizes = {r.content_hash[:ADDRESS]: r.size for _, r in live}
-        referenced = set(sizes) | damaged
+        tomb = json.dumps({"at": now.isoformat()}).encode()
+        gone, freed = self._swept(
+            self._removals(live, later_of, removed), sizes, set(sizes) | damaged, tomb
+        )
+        freed |= strays
+        went = set(gone)
+        left = {r.content_hash: r.size for _, r in live if r.id not in went}
+        return GcReport(
+            removed_records=gone,
+            removed_blobs=len(freed),
+            freed_bytes=sum(freed.values()),
+            kept_pinned=len(pinned),
+            blob_bytes_after=sum(left.values()),
+            removed_damaged=[i for i in gone if i not in chosen],
+        )
+
+    def _swept(
+        self, removals: list[Removal], sizes: dict[str, int], referenced: set[str], tomb: bytes
+    ) -> tuple[list[str], dict[str, int]]:
+        """Remove these records in batches (`sweep`), then the payloads no record pointed
+        at (left by a writer or a gc that was killed; none of `referenced`), each in the
+        batch that finds no record under it (`sizes`: of the payloads, by address);
+        `tomb`: the tombstone each record leaves (none if empty). The ids removed, and
+        the size of each payload removed, by address."""
+        b = self._backend
         orphans = [k[len(BLOB) :] for k in b.keys(BLOB) if k[len(BLOB) :] not in referenced]
         batches: list[tuple[list[Removal], dict[str, int | None]]] = []
         for i in range(0, len(removals), _BATCH):
@@ -881,22 +918,38 @@ class KeyValueStore:
             batches.append((chunk, {r.address: sizes.get(r.address) for r in chunk}))
         for i in range(0, len(orphans), _BATCH):
             batches.append(([], {a: None for a in orphans[i : i + _BATCH]}))
-        tomb = json.dumps({"at": now.isoformat()}).encode()
         gone: list[str] = []
-        freed = dict(strays)
+        freed: dict[str, int] = {}
         for n, (chunk, addresses) in enumerate(batches):
             if n and b.gc_pause:  # writers waiting for the store get it between two
                 time.sleep(b.gc_pause)
             ids, blobs = sweep(b, chunk, addresses, tomb, self._ids)
             gone += ids
             freed.update(blobs)
-        left = {r.content_hash: r.size for _, r in live if r.id not in set(gone)}
+        return gone, freed
+
+    def remove(self, record_ids: Sequence[str]) -> GcReport:
+        """Remove these records (full ids), pinned or not, with what goes with them, as
+        gc would, but leaving no tombstone: afterwards they are not found, rather than
+        expired. `NotFound` (or `Expired`), and nothing removed, if one is not there."""
+        records = [self.get(i) for i in dict.fromkeys(record_ids)]
+        later_of = {r.id: self._later(r.id) for r in records}
+        for r in records:
+            if self.pin_info(r.id) is not None:
+                self.unpin(r.id)
+        live = [(r.observed_at, r) for r in records]
+        sizes = {r.content_hash[:ADDRESS]: r.size for r in records}
+        removals = self._removals(live, later_of, [r.id for r in records])
+        # Only the payloads of these records: others no record points to stay for gc.
+        gone, freed = self._swept(
+            removals, sizes, {k[len(BLOB) :] for k in self._backend.keys(BLOB)}, b""
+        )
         return GcReport(
             removed_records=gone,
             removed_blobs=len(freed),
             freed_bytes=sum(freed.values()),
-            kept_pinned=len(pinned),
-            blob_bytes_after=sum(left.values()),
+            kept_pinned=0,
+            blob_bytes_after=self._backend.size(BLOBS)[1],
         )
 
     def _remove_strays(self) -> dict[str, int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
@@ -61,6 +61,9 @@ class GcReport(BaseModel):
     freed_bytes: int
     kept_pinned: int
     blob_bytes_after: int
+    # Of `removed_records`, those removed because their payload was gone (they could
+    # never be replayed; the same call made again stores a whole record).
+    removed_damaged: list[str] = []
 
 
 USER_PIN = "user"
@@ -249,8 +252,17 @@ class Store(Protocol):
         unpinned ones until payloads take at most `max_bytes`, then unreferenced blobs.
 
         Both limits must be positive (`ArgumentError` otherwise, as for a `now` without a
-        time zone). Records that cannot be read are left, with their payloads, for
-        `verify` to report."""
+        time zone). Unpinned records whose payload is gone go too (`removed_damaged`).
+        Records that cannot be read are left, with their payloads, for `verify` to
+        report; so are records whose payload no longer matches its hash (gc does not
+        re-hash every payload: `verify` names them, `remove` removes them)."""
+        ...
+
+    def remove(self, record_ids: Sequence[str]) -> GcReport:
+        """Remove these records (full ids), pinned or not, with their sightings, stubs
+        and the payloads no other record points to; no tombstone is left, so they are
+        then not found. `NotFound` (or `Expired`), and nothing removed, if one of them
+        is not there."""
         ...
 
     def verify(self) -> VerifyReport:

@@ -375,9 +375,12 @@ class _DiskBackend:
                 "SELECT 1 FROM addressable_records WHERE id = ?", (key[len(RECORD) :],)
             ).fetchone()
             return row is not None
-        if key in self._cache:
-            return True
-        return key.startswith(BLOB) and self._sql(COPY, (key[len(BLOB) :],)).fetchone() is not None
+        if not key.startswith(BLOB):
+            return key in self._cache
+        kept = self._sql("SELECT filename FROM Cache WHERE key = ? AND raw = 1", (key,)).fetchone()
+        if kept is not None:  # a payload in a file of its own is there if its file is
+            return kept[0] is None or (self.directory / kept[0]).is_file()
+        return self._sql(COPY, (key[len(BLOB) :],)).fetchone() is not None
 
     @translated("listing")
     def keys(self, prefix: str) -> list[str]:

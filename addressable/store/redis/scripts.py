@@ -80,8 +80,8 @@ return 1
 )
 
 # A batch of gc's removals, in one step (what `store.kv.sweep` does on the other
-# backends). ARGV: the namespace, the tombstone, "1" if ids are indexed, the number of
-# records, then for each: its id, its later sightings when gc read it, the number of
+# backends). ARGV: the namespace, the tombstone (none if empty), "1" if ids are indexed,
+# the number of records, then for each: its id, its later sightings when gc read it, the number of
 # other keys and those keys, the number of index entries and (name, member) for each,
 # the number of (index, registry, member) triples and those (the member leaves the
 # registry once the index is empty); then the number of payload
@@ -107,8 +107,10 @@ for _ = 1, tonumber(ARGV[4]) do
   if not keep then
     redis.call('DEL', record)
     for j = 1, nk do redis.call('DEL', ns .. ARGV[i + j]) end
-    redis.call('SET', ns .. 'x:' .. id, tomb)
-    if ids then redis.call('ZADD', area .. 'tombs', 0, id) end
+    if tomb ~= '' then
+      redis.call('SET', ns .. 'x:' .. id, tomb)
+      if ids then redis.call('ZADD', area .. 'tombs', 0, id) end
+    end
   end
   i = i + nk + 1
   local ne = tonumber(ARGV[i])

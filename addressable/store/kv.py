@@ -193,8 +193,13 @@ def _hashes_in(raw: bytes) -> set[str]:
     return {m.decode() for m in _HASH_FIELD.findall(raw)}
 
 
-# Records gc removes in one step (a transaction, a script): the most a writer waits for.
+# Records gc removes in one step (a transaction, a script): what a writer waits for at
+# most. A batch starts small and doubles while one takes under `_BATCH_TIME`, halving
+# when one takes longer: the larger the store, the longer each removal (a deeper tree,
+# fewer of its pages in memory), and the wait stays about the same.
 _BATCH = 256
+_FIRST_BATCH = 16
+_BATCH_TIME = 0.05  # seconds
 
 
 def _chosen(
@@ -912,20 +917,28 @@ class KeyValueStore:
         the size of each payload removed, by address."""
         b = self._backend
         orphans = [k[len(BLOB) :] for k in b.keys(BLOB) if k[len(BLOB) :] not in referenced]
-        batches: list[tuple[list[Removal], dict[str, int | None]]] = []
-        for i in range(0, len(removals), _BATCH):
-            chunk = removals[i : i + _BATCH]
-            batches.append((chunk, {r.address: sizes.get(r.address) for r in chunk}))
-        for i in range(0, len(orphans), _BATCH):
-            batches.append(([], {a: None for a in orphans[i : i + _BATCH]}))
         gone: list[str] = []
         freed: dict[str, int] = {}
-        for n, (chunk, addresses) in enumerate(batches):
-            if n and b.gc_pause:  # writers waiting for the store get it between two
+        size, done, first = min(_FIRST_BATCH, _BATCH), 0, True
+        while done < len(removals) + len(orphans):
+            if not first and b.gc_pause:  # writers waiting for the store get it between two
                 time.sleep(b.gc_pause)
+            first = False
+            chunk = removals[done : done + size]
+            addresses = {r.address: sizes.get(r.address) for r in chunk}
+            if not chunk:
+                at = done - len(removals)
+                addresses = {a: None for a in orphans[at : at + size]}
+            start = time.monotonic()
             ids, blobs = sweep(b, chunk, addresses, tomb, self._ids)
+            took = time.monotonic() - start
             gone += ids
             freed.update(blobs)
+            done += len(chunk) or len(addresses)
+            if took > _BATCH_TIME:
+                size = max(1, size // 2)
+            elif took < _BATCH_TIME / 2:
+                size = min(size * 2, _BATCH)
         return gone, freed
 
     def remove(self, record_ids: Sequence[str]) -> GcReport:

@@ -78,14 +78,14 @@ def measure(binary: str, setting: list[str], seconds: float) -> dict[str, int]:
     url = f"redis://127.0.0.1:{port}/0"
     with tempfile.TemporaryDirectory(prefix="addressable-persistence-") as tmp:
         server = _server(binary, port, Path(tmp), setting)
-        writer = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, url], stdout=subprocess.PIPE, text=True
-        )
-        time.sleep(seconds)
-        server.send_signal(signal.SIGKILL)
-        server.wait(timeout=30)
-        out = writer.communicate(timeout=120)[0]
-        acknowledged = [line.split() for line in out.splitlines() if line.strip()]
+        said = Path(tmp) / "acknowledged.txt"  # a file, not a pipe that fills and stalls it
+        with said.open("w") as out:
+            writer = subprocess.Popen([sys.executable, "-c", _WRITER, url], stdout=out)
+            time.sleep(seconds)
+            server.send_signal(signal.SIGKILL)
+            server.wait(timeout=30)
+            writer.wait(timeout=120)
+        acknowledged = [line.split() for line in said.read_text().splitlines() if line.strip()]
         server = _server(binary, port, Path(tmp), setting)
         lost = wrong = 0
         try:

@@ -80,7 +80,8 @@ def run_export(store: Store, args: argparse.Namespace, out: Console) -> int:
         )
     message = f"exported {summary.records} records and {summary.blobs} payloads"
     if args.json:
-        print(json.dumps(summary.model_dump()), file=sys.stdout if to_file else sys.stderr)
+        shown = summary.model_dump(exclude=set() if skip else {"left_out"})
+        print(json.dumps(shown), file=sys.stdout if to_file else sys.stderr)
     else:
         print(message, file=sys.stderr)
     return EXIT_OK
@@ -167,7 +168,7 @@ def run_import(store: Store, args: argparse.Namespace, out: Console) -> int:
             raise BundleError(f"no bundle file at {args.bundle}")
         summary = import_bundle(store, args.bundle)
     if args.json:
-        print_json(summary.model_dump())
+        print_json(summary.model_dump(exclude={"left_out"}))
     else:
         out.print(
             f"imported {summary.records} records and {summary.blobs} payloads; "

@@ -16,12 +16,14 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import redis
 
 import addressable as ad
+from addressable.core.records import Observation
 from tests.helpers import FakeClock
 
 SQLITE_INDEXES = {
@@ -106,6 +108,30 @@ def test_damage_to_a_sqlite_index_is_named_and_repaired(
     assert repaired["ok"] is True and repaired["repaired"]
     with ad.DiskStore(directory) as store:
         finds_every_record(store, by_key)
+        assert store.verify().ok
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_damage_to_the_table_of_index_entries_is_named_and_repaired(
+    tmp_path: Path, seed: int
+) -> None:
+    # Sightings, sessions seen again: entries of the store's own index table (one that
+    # SQLite cannot re-index in place, as it is a table): made anew from the records.
+    directory = tmp_path / "store"
+    with ad.DiskStore(directory) as store:
+        by_key = fill(store)
+        later = FakeClock().now + timedelta(days=1)
+        for record_id in [i for ids in by_key.values() for i in ids][:800]:
+            store.add_observation(record_id, Observation(at=later, session="later"))
+        seen_later = sorted(r.id for r in store.records(session="later"))
+    flip(directory / "cache.db", "addressable_index", seed)
+    with ad.DiskStore(directory) as store:
+        assert store.verify().indexes
+    repaired = repair(str(directory))
+    assert repaired["ok"] is True and repaired["repaired"]
+    with ad.DiskStore(directory) as store:
+        finds_every_record(store, by_key)
+        assert sorted(r.id for r in store.records(session="later")) == seen_later
         assert store.verify().ok
 
 

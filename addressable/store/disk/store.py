@@ -615,6 +615,12 @@ class _DiskBackend:
 
     @translated("rebuilding SQLite's indexes")
     def rebuild(self) -> None:
+        # The store's own index tables hold nothing the records do not give: made anew
+        # (a damaged table cannot be re-indexed in place), then every SQLite index.
+        for table in ("addressable_index", "addressable_index_size"):
+            self._sql(f"DROP TABLE IF EXISTS {table}")
+        for statement in SCHEMA:
+            self._sql(statement)
         self._sql("REINDEX")
 
 

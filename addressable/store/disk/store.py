@@ -398,9 +398,9 @@ class _DiskBackend:
         return found
 
     def exclusive(self) -> _Transaction:
-        """gc's section: SQLite's write lock, which the operating system frees at once
-        when the process holding it dies; a live holder is waited for up to the
-        `timeout` in _SETTINGS (60 s)."""
+        """A batch of gc's, a reindex: SQLite's write lock, which the operating system
+        frees at once when the process holding it dies; a live holder is waited for up
+        to the `timeout` in _SETTINGS (60 s)."""
         return _Transaction(self)
 
     def close(self) -> None:

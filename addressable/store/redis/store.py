@@ -244,10 +244,10 @@ class _RedisBackend:
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        """gc's section: a lock on the server that writers wait for (up to 60 s). It
-        expires `lock_timeout` seconds (`LOCK_TIMEOUT`, 5) after its holder last renewed
-        it; a live holder renews it every fifth of that, so a gc that dies holding it
-        blocks writers for at most `lock_timeout`."""
+        """A reindex's section (gc's batches are scripts): a lock on the server that
+        writers wait for (up to 60 s). It expires `lock_timeout` seconds (`LOCK_TIMEOUT`,
+        5) after its holder last renewed it; a live holder renews it every fifth of that,
+        so one that dies holding it blocks writers for at most `lock_timeout`."""
         token = os.urandom(16).hex().encode()
         timeout_ms = max(1, int(self.lock_timeout * 1000))
         deadline = time.monotonic() + _WAIT

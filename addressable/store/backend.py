@@ -168,6 +168,7 @@ class Removal(NamedTuple):
 
     id: str
     sightings: int  # its later sightings then: one seen again since is kept
+    pin: bytes  # its ended pin then, which goes with it (empty: none); one pinned since is kept
     keys: list[str]  # the other keys that go with it (sightings, stubs, shown texts)
     entries: list[Entry]  # its index entries
     # (index, registry, member): the member leaves the registry once the index is empty

@@ -247,10 +247,11 @@ def sweep(
     ids: bool,
 ) -> tuple[list[str], list[tuple[str, int]]]:
     """One batch of gc's, in one step that no writer interleaves with: each record of
-    `removals` that is still there, has no pin and was not seen again since gc read it
-    goes, with what goes with it, leaving a tombstone; then each payload of `addresses`
-    (with its size, where known) under which no record is indexed any more. The ids
-    removed, and the address and size of each payload removed."""
+    `removals` that is still there, has no pin (or the ended one gc read) and was not
+    seen again since gc read it goes, with what goes with it, leaving a tombstone (`tomb`,
+    unless empty); then each payload of `addresses` (with its size, where known) under
+    which no record is indexed any more. The ids removed, and the address and size of
+    each payload removed."""
     if isinstance(backend, Sweeps):  # one script on its server
         return backend.sweep(removals, list(addresses), tomb, ids)
     b = backend
@@ -260,12 +261,15 @@ def sweep(
         stored = {a for a in addresses if b.contains(BLOB + a)}  # in a row, or apart
         registries: dict[str, tuple[str, str]] = {}
         for r in removals:
+            held = b.get(PIN + r.id)
             if (
                 not b.contains(RECORD + r.id)
-                or b.contains(PIN + r.id)
+                or (held is not None and held != r.pin)
                 or len(b.items(OBSERVED + r.id)) != r.sightings
             ):
                 continue
+            if held is not None:  # the ended pin gc read: it goes with its record
+                b.delete(PIN + r.id)
             b.delete(RECORD + r.id)
             for k in r.keys:
                 b.delete(k)
@@ -853,12 +857,12 @@ class KeyValueStore:
         now = datetime.now(UTC) if now is None else aware("gc now", now)
         b = self._backend
         strays = self._remove_strays()
-        # Pins that ended (their age passed, or every session that made them ended) go
-        # first: their records are as any other.
-        for k in b.keys(PIN):
-            held = self.pin_info(k[len(PIN) :])
-            if held is not None and not held.live(now):
-                self.unpin(k[len(PIN) :])
+        # Pins as they are now: one that ended (its age passed, or every session that
+        # made it ended) holds its record no more.
+        pins = {k[len(PIN) :]: b.get(k) for k in b.keys(PIN)}
+        ended = {
+            i: raw for i, raw in pins.items() if raw is not None and not load_pin(raw).live(now)
+        }
         # Mark, reading without holding the store: what is written meanwhile is new, and
         # each batch below checks again what it removes.
         live: list[tuple[datetime, Record]] = []
@@ -877,9 +881,13 @@ class KeyValueStore:
             later = later_of[record.id] = self._later(record.id)
             live.append((max([record.observed_at, *(o.at for o in later)]), record))
         live.sort(key=lambda item: (item[0], item[1].id))
-        with_pins = [k[len(PIN) :] for k in b.keys(PIN)]  # read once, not once a record
-        pinned = {i for i in with_pins if self.is_pinned(i, now=now)} & {r.id for _, r in live}
+        pinned = {r.id for _, r in live if pins.get(r.id) is not None and r.id not in ended}
         removed = _chosen(live, pinned, now, max_age, max_bytes)
+        # An ended pin of a record that stays goes now; one of a record that goes, with
+        # it, in its batch, and only if it is still the pin read here: a record pinned
+        # again meanwhile is kept.
+        for record_id in set(ended) - set(removed):
+            self.unpin(record_id)
         # Records whose payload is gone can never be replayed: they go too, so that
         # the same call made again stores a whole record.
         chosen, present = set(removed), {}
@@ -893,7 +901,7 @@ class KeyValueStore:
         sizes = {r.content_hash[:ADDRESS]: r.size for _, r in live}
         tomb = json.dumps({"at": now.isoformat()}).encode()
         gone, freed = self._swept(
-            self._removals(live, later_of, removed), sizes, set(sizes) | damaged, tomb
+            self._removals(live, later_of, removed, ended), sizes, set(sizes) | damaged, tomb
         )
         freed |= strays
         went = set(gone)
@@ -982,8 +990,11 @@ class KeyValueStore:
         live: list[tuple[datetime, Record]],
         later_of: dict[str, list[Observation]],
         removed: list[str],
+        ended: Mapping[str, bytes] | None = None,
     ) -> list[Removal]:
-        """What gc removes with each record of `removed`, as it reads them now."""
+        """What gc removes with each record of `removed`, as it reads them now (`ended`:
+        the ended pins read, by record)."""
+        ended = ended or {}
         b = self._backend
         dropped = set(removed)
         goes_with: dict[str, list[str]] = {i: [OBSERVED + i, IMPORTED + i] for i in removed}
@@ -1004,12 +1015,19 @@ class KeyValueStore:
             sessions = {record.session, *(o.session for o in later)}
             registries = [(TOOL + record.tool, TOOLS, record.tool)]
             registries += [(SESSION + s, SESSIONS, s) for s in sorted(filter(None, sessions))]
+            entries = all_entries(record, later, ids=self._ids, own=self._own)
+            pin = ended.get(record_id, b"")
+            if pin:
+                entries.append((PINS, 0, record_id))
+                if (reason := load_pin(pin).reason) != USER_PIN:
+                    entries.append((PINS_FOR + reason, 0, record_id))
             removals.append(
                 Removal(
                     id=record_id,
                     sightings=len(later),
+                    pin=pin,
                     keys=goes_with[record_id],
-                    entries=all_entries(record, later, ids=self._ids, own=self._own),
+                    entries=entries,
                     registries=registries,
                     address=record.content_hash[:ADDRESS],
                 )
@@ -1116,6 +1134,8 @@ class KeyValueStore:
             lacks, extra = want.get(name, set()) - have, have - want.get(name, set()) - unread
             if name == BLOBS:
                 lacks, extra = lacks - orphans, extra - orphans
+            if name == PIN_REASONS:  # a reason stays listed once its last pin ends
+                extra = set()
             if lacks or extra:
                 problems.append(f"index {name} {_differences(lacks, extra)}")
         counted = [TIME, SESSIONS, PINS, *(n for n in want if n.startswith((TOOL, PINS_FOR)))]

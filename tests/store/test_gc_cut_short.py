@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import pytest
 import addressable as ad
 import addressable.store.kv as kv
 from addressable.store.disk.store import _DiskBackend
+from addressable.store.protocol import Pin
 from tests.helpers import ROOT
 from tests.helpers.gcstore import MAX_AGE, NOW, check_sound, fill, write_again
 
@@ -213,4 +215,33 @@ def test_a_pin_racing_gc_keeps_its_record_or_raises(url: str) -> None:
             with pytest.raises(ad.Expired):
                 store.get(record_id)
         assert store.stats().pinned == len(kept) >= before
+        check_sound(store, made)
+
+
+def test_a_record_pinned_again_after_gc_read_its_ended_pin_is_kept(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # gc reads a pin that has ended; before it removes the record, the user pins it: the
+    # record is kept, with the new pin (gc removes an ended pin only as it read it).
+    with ad.open_store(url) as store:
+        made = fill(store)
+        target = next(i for i in made if not store.is_pinned(i))
+        store.pin(target, reason="stub", until=NOW - timedelta(days=1))  # ended at NOW
+        real = kv.load_pin
+        pinned_again: list[str] = []
+
+        def load_pin(raw: bytes) -> Pin:
+            held = real(raw)
+            if not pinned_again and held.reason == "stub" and not held.live(NOW):
+                pinned_again.append(target)
+                store.pin(target)  # a user pin, made while gc holds the ended one
+            return held
+
+        monkeypatch.setattr(kv, "load_pin", load_pin)
+        report = store.gc(max_age=MAX_AGE, now=NOW)
+        monkeypatch.undo()
+        assert pinned_again == [target]
+        assert target not in report.removed_records
+        assert store.is_pinned(target)
+        assert ad.Toolkit(store).replay(target).payload == made[target]
         check_sound(store, made)

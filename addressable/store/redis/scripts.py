@@ -81,15 +81,16 @@ return 1
 
 # A batch of gc's removals, in one step (what `store.kv.sweep` does on the other
 # backends). ARGV: the namespace, the tombstone (none if empty), "1" if ids are indexed,
-# the number of records, then for each: its id, its later sightings when gc read it, the number of
-# other keys and those keys, the number of index entries and (name, member) for each,
-# the number of (index, registry, member) triples and those (the member leaves the
-# registry once the index is empty); then the number of payload
-# addresses and those. A record that is gone, is pinned, or was seen again since is
-# kept. Then a payload that no record is indexed under any more goes, with its token
-# count and its entry in #blobs. Gives back the ids removed and, for each payload
-# removed, its address and size. Keys are named from the namespace here: a batch
-# names too many, of too many kinds, to pass them apart.
+# the number of records, then for each: its id, its later sightings when gc read it, its
+# ended pin then (empty: none), the number of other keys and those keys, the number of
+# index entries and (name, member) for each, the number of (index, registry, member)
+# triples and those (the member leaves the registry once the index is empty); then the
+# number of payload addresses and those. A record that is gone, has a pin other than
+# the ended one gc read, or was seen again since is kept. Then a payload that no record
+# is indexed under any more goes, with its token count and its entry in #blobs. Gives
+# back the ids removed and, for each payload removed, its address and size. Keys are
+# named from the namespace here: a batch names too many, of too many kinds, to pass
+# them apart.
 SWEEP = (
     _UNINDEX
     + """
@@ -98,14 +99,15 @@ local area, totals = ns .. 'ix:', ns .. 'ix'
 local function drop(name, member) unindex(area .. name, name, member, totals) end
 local i, gone, freed = 5, {}, {}
 for _ = 1, tonumber(ARGV[4]) do
-  local id, seen = ARGV[i], tonumber(ARGV[i + 1])
-  local record = ns .. 'r:' .. id
-  local keep = redis.call('EXISTS', record) == 0 or redis.call('EXISTS', ns .. 'p:' .. id) == 1
+  local id, seen, pin = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
+  local record, pinned = ns .. 'r:' .. id, ns .. 'p:' .. id
+  local held = redis.call('GET', pinned)
+  local keep = redis.call('EXISTS', record) == 0 or (held and held ~= pin)
     or redis.call('LLEN', ns .. 'o:' .. id) ~= seen
-  i = i + 2
+  i = i + 3
   local nk = tonumber(ARGV[i])
   if not keep then
-    redis.call('DEL', record)
+    redis.call('DEL', record, pinned)
     for j = 1, nk do redis.call('DEL', ns .. ARGV[i + j]) end
     if tomb ~= '' then
       redis.call('SET', ns .. 'x:' .. id, tomb)

@@ -155,7 +155,7 @@ class _RedisBackend:
     ) -> tuple[list[str], list[tuple[str, int]]]:
         args: list[Any] = [self.namespace, tomb, "1" if ids else "0", len(removals)]
         for r in removals:
-            args += [r.id, r.sightings, len(r.keys), *r.keys, len(r.entries)]
+            args += [r.id, r.sightings, r.pin, len(r.keys), *r.keys, len(r.entries)]
             for name, _, member in r.entries:
                 args += [name, member]
             args.append(len(r.registries))

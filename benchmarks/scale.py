@@ -17,6 +17,13 @@ exist at every size:
     show PREFIX         the command line: resolve an 8-hex prefix and print the record
     stats               the command line
 
+Then gc, at each size: a tenth as many records again, older than every other, are
+written, and gc removes them (it reads every record, then removes in batches) while a
+writer in another process records a result every few milliseconds. The figures are
+gc's time, the longest any write waited while it ran, and that wait as a ratio to the
+same at the smallest size: a writer waits for one batch at most, so the longest wait
+should stay flat as the store grows.
+
 Each figure is the lowest of five medians of repeated runs, the operations taking turns
 (so that a burst of load on a shared machine moves one round, not the figure). The point
 is the shape, so every operation
@@ -288,6 +295,54 @@ def measure(
     return _time(ops, budget)
 
 
+# A writer beside gc: records a result every few milliseconds until the stop file
+# appears, then prints how long its writes took.
+_WRITER = """
+import json, os, sys, time
+import addressable as ad
+store = ad.open_store(sys.argv[1])
+kit = ad.Toolkit(store, session="beside-gc")
+took, n = [], 0
+print("ready", flush=True)
+while not os.path.exists(sys.argv[2]):
+    start = time.perf_counter()
+    kit.record("write", {"n": n}, b"written while gc ran %d" % n, determinism="deterministic")
+    took.append(time.perf_counter() - start)
+    n += 1
+    time.sleep(0.005)
+took.sort()
+tail = {"longest": took[-1], "median": took[n // 2], "p99": took[n * 99 // 100]}
+print(json.dumps({"writes": n, **tail}))
+"""
+OLD_FRACTION = 10  # gc removes a tenth as many records as the store holds
+
+
+def measure_gc(store: ad.Store, url: str, size: int, tmp: Path) -> dict[str, float]:
+    """gc removing size // OLD_FRACTION records older than the others, with a writer
+    process beside it: gc's seconds, the writes made meanwhile, the longest and the
+    median write (seconds)."""
+    for i in range(size // OLD_FRACTION):
+        payload = b"old %d %d" % (size, i)
+        store.put(_record(-(10**8) - i, "old", {"size": size, "i": i}, payload, "old"), payload)
+    stop = tmp / f"stop-{uuid.uuid4().hex[:8]}"
+    with subprocess.Popen(
+        [sys.executable, "-c", _WRITER, url, str(stop)], stdout=subprocess.PIPE, text=True
+    ) as writer:
+        assert writer.stdout is not None
+        if writer.stdout.readline().strip() != "ready":
+            raise RuntimeError("the writer beside gc did not start")
+        time.sleep(0.2)
+        start = time.perf_counter()
+        report = store.gc(max_age=timedelta(days=365), now=T0 + timedelta(days=30))
+        took = time.perf_counter() - start
+        time.sleep(0.2)
+        stop.touch()
+        waits = json.loads(writer.communicate(timeout=600)[0].splitlines()[-1])
+    if len(report.removed_records) != size // OLD_FRACTION:
+        raise RuntimeError(f"gc removed {len(report.removed_records)} records, not {size // 10}")
+    return {"gc_s": took, **waits}
+
+
 def _disk_raw_get(directory: Path) -> Callable[[], object]:
     cache = diskcache.Cache(str(directory))
     cache.set("scale-bench:raw", b"x" * 400)  # a record's size, as on Redis
@@ -328,10 +383,20 @@ def run_store(
             raw = _disk_raw_get(tmp / "disk-store") if kind == "disk" else _redis_raw_get(url)
             log(f"{kind}: measuring at {size:,} records")
             seconds = measure(store, url, raw, budget)
+            log(f"{kind}: gc beside a writer at {size:,} records")
+            gc = measure_gc(store, url, size, tmp)
             rows.append(
                 {
                     "store": kind,
                     "records": size,
+                    "gc": {
+                        "removed": size // OLD_FRACTION,
+                        "gc_s": round(gc["gc_s"], 2),
+                        "writes_meanwhile": gc["writes"],
+                        "longest_write_ms": round(gc["longest"] * 1e3, 1),
+                        "median_write_ms": round(gc["median"] * 1e3, 2),
+                        "p99_write_ms": round(gc["p99"] * 1e3, 1),
+                    },
                     "fill_s": round(fill_s, 2),
                     "fill_us_per_record": round(
                         fill_s / (size - (rows[-1]["records"] if rows else 0)) * 1e6, 1
@@ -349,6 +414,9 @@ def run_store(
         row["ratio_to_raw_get"] = {
             k: round(v / row["us"]["raw get"], 1) for k, v in row["us"].items() if k != "raw get"
         }
+        row["gc"]["longest_write_to_smallest"] = round(
+            row["gc"]["longest_write_ms"] / rows[0]["gc"]["longest_write_ms"], 2
+        )
     return rows
 
 
@@ -440,6 +508,20 @@ def table(figures: dict[str, Any]) -> Table:
             cells.append(_duration(us) + (f" (x{ratio:.1f})" if ratio is not None else ""))
         t.add_row(op, *cells)
     t.add_row("fill, per record", *(f"{row['fill_us_per_record']:,.0f} µs" for row in rows))
+    t.add_row("gc of a tenth more", *(f"{row['gc']['gc_s']:,.2f} s" for row in rows))
+    t.add_row(
+        "longest write, gc running",
+        *(
+            f"{gc['longest_write_ms']:,.1f} ms (x{gc['longest_write_to_smallest']:.1f})"
+            for gc in (row["gc"] for row in rows)
+        ),
+    )
+    t.add_row(
+        "median write, gc running", *(f"{row['gc']['median_write_ms']:,.2f} ms" for row in rows)
+    )
+    t.add_row(
+        "99th pc. write, gc running", *(f"{row['gc']['p99_write_ms']:,.1f} ms" for row in rows)
+    )
     return t
 
 

@@ -287,10 +287,17 @@ def _adapters_for(kit: Toolkit, record: Record, *, run: bool) -> None:
 
 
 def run_verify(store: Store, args: argparse.Namespace, out: Console) -> int:
-    """`verify`: re-hash every payload; EXIT_DAMAGE when any record is damaged."""
+    """`verify`: re-hash every payload and check the indexes; EXIT_DAMAGE when any record
+    is damaged or an index is wrong. With --repair, wrong indexes are built again from
+    the records first, and the store verified again."""
     report = store.verify()
+    repaired: list[str] = []
+    if args.repair and report.indexes:
+        repaired = report.indexes
+        store.reindex()
+        report = store.verify()
     if args.json:
-        print_json(report.model_dump(mode="json") | {"ok": report.ok})
+        print_json(report.model_dump(mode="json") | {"ok": report.ok, "repaired": repaired})
     else:
         if report.damaged:
             table = Table("problem", "detail", title="damaged records")
@@ -298,11 +305,21 @@ def run_verify(store: Store, args: argparse.Namespace, out: Console) -> int:
             for d in report.damaged:
                 table.add_row(cell(d.id), cell(visible(d.problem)), cell(visible(d.detail)))
             out.print(table)
-        verdict = "ok" if report.ok else f"DAMAGED: {len(report.damaged)} records"
+        for line in repaired:
+            out.print(f"repaired: {visible(line)}")
+        for line in report.indexes:
+            out.print(f"index damaged: {visible(line)}")
+        if report.ok:
+            verdict = "ok"
+        else:
+            said = [f"{len(report.damaged)} records"] if report.damaged else []
+            said += [f"{len(report.indexes)} index problems"] if report.indexes else []
+            verdict = "DAMAGED: " + ", ".join(said)
+        mend = "; run verify --repair to rebuild the indexes" if report.indexes else ""
         out.print(
             f"{verdict}; {report.records} records, {report.blobs_checked} payloads "
             f"re-hashed; {report.orphan_blobs} unreferenced payloads "
-            f"({size_text(report.orphan_bytes)}) reclaimable by gc"
+            f"({size_text(report.orphan_bytes)}) reclaimable by gc{mend}"
         )
     return EXIT_OK if report.ok else EXIT_DAMAGE
 

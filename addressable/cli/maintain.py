@@ -36,29 +36,58 @@ def run_gc(store: Store, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def run_rm(store: Store, args: argparse.Namespace, out: Console) -> int:
+    """`rm`: remove records by id or prefix, pinned or not; all or none (an id not
+    found removes nothing)."""
+    ids = [store.resolve(given) for given in args.ids]
+    report = store.remove(ids)
+    if args.json:
+        print_json(
+            {
+                "removed": report.removed_records,
+                "removed_payloads": report.removed_blobs,
+                "freed_bytes": report.freed_bytes,
+            }
+        )
+    else:
+        out.print(
+            f"removed {len(report.removed_records)} records and {report.removed_blobs} "
+            f"payloads ({size_text(report.freed_bytes)})"
+        )
+    return EXIT_OK
+
+
 def run_export(store: Store, args: argparse.Namespace, out: Console) -> int:
     """`export`: the whole store as a bundle, to -o FILE or to a stdout that is not a
     terminal."""
     to_file = bool(args.output) and args.output != "-"  # "-": stdout, as import reads it
+    skip = bool(args.skip_damaged)
     if to_file:
-        summary = _export_to(store, Path(args.output))
+        summary = _export_to(store, Path(args.output), skip)
     elif terminal():
         raise ArgumentError(
             "export writes a bundle, not text for a terminal: give -o FILE, or redirect "
             "stdout to a file or a pipe"
         )
     else:
-        summary = export_bundle(store, sys.stdout.buffer)
+        summary = export_bundle(store, sys.stdout.buffer, skip_damaged=skip)
         sys.stdout.buffer.flush()
+    if summary.left_out:
+        print(
+            f"addressable: left out {len(summary.left_out)} damaged records: "
+            f"{', '.join(summary.left_out)} (run `addressable verify`)",
+            file=sys.stderr,
+        )
     message = f"exported {summary.records} records and {summary.blobs} payloads"
     if args.json:
-        print(json.dumps(summary.model_dump()), file=sys.stdout if to_file else sys.stderr)
+        shown = summary.model_dump(exclude=set() if skip else {"left_out"})
+        print(json.dumps(shown), file=sys.stdout if to_file else sys.stderr)
     else:
         print(message, file=sys.stderr)
     return EXIT_OK
 
 
-def _export_to(store: Store, output: Path) -> BundleSummary:
+def _export_to(store: Store, output: Path, skip_damaged: bool) -> BundleSummary:
     """Write the bundle to `output` whole or not at all: to a new file beside it, renamed
     onto it only once the end line is written, so that an export that fails (a damaged
     payload, a full disk) leaves the file that was there. A pipe or a device (-o
@@ -69,7 +98,7 @@ def _export_to(store: Store, output: Path) -> BundleSummary:
         if output.is_dir():
             raise ArgumentError(f"-o {visible(str(output))} is a directory: give a file to write")
         with open(output, "wb") as f:
-            return export_bundle(store, f)
+            return export_bundle(store, f, skip_damaged=skip_damaged)
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
     # 0o666 less the umask, as open() would make it; an existing file's mode is kept.
     try:
@@ -84,7 +113,7 @@ def _export_to(store: Store, output: Path) -> BundleSummary:
         raise BundleError(_unwritable(output, target, exc)) from None
     try:
         with open(fd, "wb") as f:
-            summary = export_bundle(store, f)
+            summary = export_bundle(store, f, skip_damaged=skip_damaged)
             f.flush()
             os.fsync(f.fileno())
         if target.exists():
@@ -139,7 +168,7 @@ def run_import(store: Store, args: argparse.Namespace, out: Console) -> int:
             raise BundleError(f"no bundle file at {args.bundle}")
         summary = import_bundle(store, args.bundle)
     if args.json:
-        print_json(summary.model_dump())
+        print_json(summary.model_dump(exclude={"left_out"}))
     else:
         out.print(
             f"imported {summary.records} records and {summary.blobs} payloads; "

@@ -43,7 +43,8 @@ ids:
 
 exit codes:
   0  success
-  1  verify found damage: corrupt or missing payloads, unreadable records
+  1  verify found damage: corrupt or missing payloads, unreadable records, wrong
+     indexes (verify --repair rebuilds those)
   2  bad usage: unknown option, a bad value (a limit, size, duration or store URL),
      malformed or ambiguous id, a re-run that is refused
   3  no result with that id, or it expired (removed by gc)
@@ -160,10 +161,16 @@ def build_parser() -> argparse.ArgumentParser:
         "order); a fetch from a bundle never goes to this machine or its network",
     )
 
-    command(
+    p = command(
         "verify",
         _later("inspect", "run_verify"),
-        "re-hash every payload; exit 1 naming each damaged record",
+        "re-hash every payload and check the indexes; exit 1 naming each damaged record "
+        "and each wrong index",
+    )
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="build wrong indexes (and the counts stats reads) again from the records",
     )
     command("stats", _later("inspect", "run_stats"), "counts and sizes of what the store holds")
 
@@ -183,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
         "write the whole store as a self-contained bundle",
     )
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
+    p.add_argument(
+        "--skip-damaged",
+        action="store_true",
+        help="leave out damaged records (named on stderr) rather than fail",
+    )
 
     p = command(
         "import",
@@ -213,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.description = MCP
     mcp_arguments(p, common)
 
+    p = command(
+        "rm",
+        _later("maintain", "run_rm"),
+        "remove records, pinned or not, and the payloads no other record points to",
+    )
+    p.add_argument("ids", nargs="+", metavar="ID")
     p = command("pin", _later("maintain", "run_pin"), "keep a record through every gc")
     p.add_argument("id")
     p = command("unpin", _later("maintain", "run_unpin"), "let gc remove a record again")

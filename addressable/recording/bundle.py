@@ -32,7 +32,7 @@ from typing import IO, Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.errors import BundleError, NotFound
+from ..core.errors import BundleError, IntegrityError, NotFound
 from ..core.ids import ID_LENGTH, canonical_json, content_hash
 from ..core.records import Observation, Record
 from ..store import Store
@@ -169,12 +169,27 @@ class BundleSummary(BaseModel):
     records: int
     blobs: int  # payloads written; on import, those of the records it added
     skipped: int = 0  # records the importing store already had
+    left_out: list[str] = []  # on export with skip_damaged: the damaged records' ids
 
 
-def export_bundle(store: Store, out: IO[bytes]) -> BundleSummary:
-    """Write every record and payload of `store` to `out`; damaged payloads raise
-    `IntegrityError` rather than be exported."""
-    records = sorted(store.records(), key=lambda r: r.id)
+def export_bundle(store: Store, out: IO[bytes], *, skip_damaged: bool = False) -> BundleSummary:
+    """Write every record and payload of `store` to `out`; a damaged record or payload
+    raises `IntegrityError` rather than be exported. With `skip_damaged`, the damaged
+    records (unreadable, or their payload gone or not matching its hash) are left out,
+    named in `left_out`, and the others written (their payloads are then read twice:
+    checked before any record line is written, and written)."""
+    left_out: list[str] = []
+    records = sorted(store.records(damaged=left_out if skip_damaged else None), key=lambda r: r.id)
+    if skip_damaged:
+        bad = set()
+        for digest, record in {r.content_hash: r for r in records}.items():
+            try:
+                store.read(record)
+            except IntegrityError:
+                bad.add(digest)
+        left_out += [r.id for r in records if r.content_hash in bad]
+        records = [r for r in records if r.content_hash not in bad]
+        left_out.sort()
     out.write(line_of({"format": FORMAT, "version": VERSION}))
     for record in records:
         pin = store.pin_info(record.id)  # as held, ended or not: nothing depends on when
@@ -191,7 +206,7 @@ def export_bundle(store: Store, out: IO[bytes]) -> BundleSummary:
         data = store.read(by_hash[digest])
         out.write(line_of({"blob": digest, "data": base64.b64encode(data).decode("ascii")}))
     out.write(line_of({"end": True, "records": len(records), "blobs": len(by_hash)}))
-    return BundleSummary(records=len(records), blobs=len(by_hash))
+    return BundleSummary(records=len(records), blobs=len(by_hash), left_out=left_out)
 
 
 def import_bundle(store: Store, path: str | Path) -> BundleSummary:

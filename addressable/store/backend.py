@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
 from ..core.errors import StoreError
 from .index import Entry, Row
@@ -27,6 +27,9 @@ class Backend(Protocol):
     # Whether it keeps each record's `Row` in the record's own row (see `store.index`): then
     # it is given only the other index entries.
     indexes_records: bool
+    # Seconds gc waits between the batches it removes records in, so that writers
+    # waiting for the store get it between two.
+    gc_pause: float
 
     def get(self, key: str) -> bytes | None: ...
 
@@ -56,9 +59,13 @@ class Backend(Protocol):
         `blob` still finds it, and `keys` does not list it)."""
         ...
 
-    def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
+    def append(
+        self, key: str, item: bytes, index: Sequence[Entry] = (), requires: str | None = None
+    ) -> bool:
         """Append to the list under `key` and add `index` to the indexes, in one step
-        atomic with respect to other appends; no `exclusive` section interleaves."""
+        atomic with respect to other appends; no `exclusive` section interleaves. With
+        `requires`, only while that key exists (False, and nothing written, if not): a
+        sighting never lands on a record gc has just removed."""
         ...
 
     # An index holds (score, member) pairs of a name, in (score, member) order; see
@@ -99,12 +106,17 @@ class Backend(Protocol):
         """Remove every index (before building them again)."""
         ...
 
+    def index_names(self) -> list[str]:
+        """The names of the indexes that hold entries given to `index` (on a backend
+        that keeps rows, those its rows answer are not listed)."""
+        ...
+
     def items(self, key: str) -> list[bytes]:
         """The list under `key`, oldest first; empty if there is none."""
         ...
 
     def exclusive(self) -> AbstractContextManager[None]:
-        """A section that no `put_pair` interleaves with: gc's mark and sweep."""
+        """A section that no `put_pair` interleaves with: a batch of gc's, a reindex."""
         ...
 
     def close(self) -> None: ...
@@ -123,6 +135,45 @@ class StrayFiles(Protocol):
     def remove_stray(self, name: str) -> None:
         """Remove one file `strays` named. Called only inside `exclusive`."""
         ...
+
+
+@runtime_checkable
+class Sweeps(Protocol):
+    """A backend that runs a batch of gc's removals itself, in one atomic step (a
+    script on a server), rather than as separate calls inside `exclusive`."""
+
+    def sweep(
+        self, removals: Sequence[Removal], addresses: Sequence[str], tomb: bytes, ids: bool
+    ) -> tuple[list[str], list[tuple[str, int]]]:
+        """What `store.kv`'s `sweep` does, and gives back."""
+        ...
+
+
+@runtime_checkable
+class ChecksItself(Protocol):
+    """A backend with structures of its own beside what the store gives it (a
+    database's indexes over its tables), that it can check and build again."""
+
+    def check(self) -> list[str]:
+        """What is wrong with them, one line each; none when sound."""
+        ...
+
+    def rebuild(self) -> None:
+        """Build them again from what they index. Called only inside `exclusive`."""
+        ...
+
+
+class Removal(NamedTuple):
+    """A record gc is to remove, as it was when gc read it."""
+
+    id: str
+    sightings: int  # its later sightings then: one seen again since is kept
+    pin: bytes  # its ended pin then, which goes with it (empty: none); one pinned since is kept
+    keys: list[str]  # the other keys that go with it (sightings, stubs, shown texts)
+    entries: list[Entry]  # its index entries
+    # (index, registry, member): the member leaves the registry once the index is empty
+    registries: list[tuple[str, str, str]]
+    address: str  # of its payload
 
 
 _M = TypeVar("_M", bound=Callable[..., Any])

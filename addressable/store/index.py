@@ -28,6 +28,8 @@ gives: observed_at, then id):
                       whose keys are ranged: its own keys serve)
     tombs             ids removed by gc; score 0 (likewise)
     key:<key>         the records of an addressable key
+    payload:<address> the records whose payload has that address: gc removes a payload
+                      once this is empty, in the step that empties it
     session:<name>    the records seen in the session, once a sighting in it (the
                       record's own, or a later one); score: the sighting's time
     ref:<id>          records whose meta names the id as one of its values (a
@@ -36,7 +38,8 @@ gives: observed_at, then id):
 
 A backend may keep a record's `Row` (its time, tool, key, session and payload address)
 in the record's own row instead (the disk store does: one row a write): it then answers
-`#time`, `#tool:`, `key:` and the record's own `session:` entry from those rows, keeps
+`#time`, `#tool:`, `key:`, `payload:` and the record's own `session:` entry from those
+rows, keeps
 their sizes and the `#tools` and `#sessions` registries itself, and the store gives it
 only the other entries (`record_entries(own=False)`).
 """
@@ -58,8 +61,8 @@ TIME, BLOBS, PINS, TOOLS, SESSIONS = "#time", "#blobs", "#pins", "#tools", "#ses
 TOOL = "#tool:"
 PINS_FOR, PIN_REASONS = "#pins:", "pin-reasons"
 SEEN, IDS, TOMBS, INDEXES = "seen", "ids", "tombs", "indexes"
-KEY, SESSION, REF = "key:", "session:", "ref:"
-VERSION = "1"  # of the layout above: a store indexed under another is indexed again
+KEY, SESSION, REF, PAYLOAD = "key:", "session:", "ref:", "payload:"
+VERSION = "2"  # of the layout above: a store indexed under another is indexed again
 
 ADDRESS = 32  # hex characters of a payload's digest that address it (its first 128 bits)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -122,6 +125,7 @@ def record_entries(
         (TIME, at, rid),
         (TOOLS, 0, record.tool),
         (TOOL + record.tool, at, rid),
+        (PAYLOAD + record.content_hash[:ADDRESS], at, rid),
     ]
     if ids:
         entries.append((IDS, 0, rid))

@@ -8,8 +8,10 @@ theirs; here are writing, reading (through the indexes: by time, key, session, t
 prefix and the ids a record's meta names, never by reading the others), pins (gc keeps a
 pinned record while its pin lasts), `stats` (read from the sizes the indexes keep), and
 upkeep: `verify` names damage, `gc` removes what is old or over a size and what killed
-writers left, `reindex` builds the indexes again. gc and reindex hold the backend's
-`exclusive` section, so that no record is written meanwhile.
+writers left, `reindex` builds the indexes again. gc reads without holding the store and
+removes in short batches, each one atomic step that checks again what it removes
+(`sweep`); reindex holds the backend's `exclusive` section, so that no record is written
+meanwhile.
 """
 
 from __future__ import annotations
@@ -18,15 +20,23 @@ import functools
 import json
 import logging
 import re
+import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
-from ..core.errors import AmbiguousId, ArgumentError, Expired, IntegrityError, NotFound
+from ..core.errors import (
+    AmbiguousId,
+    ArgumentError,
+    Expired,
+    IntegrityError,
+    NotFound,
+    StoreError,
+)
 from ..core.ids import ID_LENGTH, check_prefix, content_digest, content_hash
 from ..core.records import Observation, Record, with_tokens
-from .backend import Backend, StrayFiles
+from .backend import Backend, ChecksItself, Removal, StrayFiles, Sweeps
 from .codec import _Damaged, dump_record, load_observation, load_pin, load_record
 from .index import (
     ADDRESS,
@@ -34,6 +44,7 @@ from .index import (
     IDS,
     INDEXES,
     KEY,
+    PAYLOAD,
     PIN_REASONS,
     PINS,
     PINS_FOR,
@@ -182,6 +193,110 @@ def _hashes_in(raw: bytes) -> set[str]:
     return {m.decode() for m in _HASH_FIELD.findall(raw)}
 
 
+# Records gc removes in one step (a transaction, a script): what a writer waits for at
+# most. A batch starts small and doubles while one takes under `_BATCH_TIME`, halving
+# when one takes longer: the larger the store, the longer each removal (a deeper tree,
+# fewer of its pages in memory), and the wait stays about the same.
+_BATCH = 256
+_FIRST_BATCH = 16
+_BATCH_TIME = 0.05  # seconds
+
+
+def _chosen(
+    live: list[tuple[datetime, Record]],
+    pinned: set[str],
+    now: datetime,
+    max_age: timedelta | None,
+    max_bytes: int | None,
+) -> list[str]:
+    """The ids gc removes, of `live` (last seen, record; oldest first): the unpinned
+    ones last seen longer than `max_age` ago, then the oldest unpinned ones until the
+    payloads left take at most `max_bytes`."""
+    refs: Counter[str] = Counter(r.content_hash for _, r in live)
+    sizes = {r.content_hash: r.size for _, r in live}
+    total = sum(sizes.values())
+    removed: list[str] = []
+
+    def drop(record: Record) -> None:
+        nonlocal total
+        removed.append(record.id)
+        refs[record.content_hash] -= 1
+        if refs[record.content_hash] == 0:
+            total -= sizes[record.content_hash]
+
+    survivors: list[Record] = []
+    for seen, record in live:
+        if max_age is not None and record.id not in pinned and now - seen > max_age:
+            drop(record)
+        else:
+            survivors.append(record)
+    if max_bytes is not None:
+        for record in survivors:  # oldest first
+            if total <= max_bytes:
+                break
+            if record.id not in pinned:
+                drop(record)
+    return removed
+
+
+def sweep(
+    backend: Backend,
+    removals: Sequence[Removal],
+    addresses: Mapping[str, int | None],
+    tomb: bytes,
+    ids: bool,
+) -> tuple[list[str], list[tuple[str, int]]]:
+    """One batch of gc's, in one step that no writer interleaves with: each record of
+    `removals` that is still there, has no pin (or the ended one gc read) and was not
+    seen again since gc read it goes, with what goes with it, leaving a tombstone (`tomb`,
+    unless empty); then each payload of `addresses` (with its size, where known) under
+    which no record is indexed any more. The ids removed, and the address and size of
+    each payload removed."""
+    if isinstance(backend, Sweeps):  # one script on its server
+        return backend.sweep(removals, list(addresses), tomb, ids)
+    b = backend
+    gone: list[str] = []
+    freed: list[tuple[str, int]] = []
+    with b.exclusive():
+        stored = {a for a in addresses if b.contains(BLOB + a)}  # in a row, or apart
+        registries: dict[str, tuple[str, str]] = {}
+        for r in removals:
+            held = b.get(PIN + r.id)
+            if (
+                not b.contains(RECORD + r.id)
+                or (held is not None and held != r.pin)
+                or len(b.items(OBSERVED + r.id)) != r.sightings
+            ):
+                continue
+            if held is not None:  # the ended pin gc read: it goes with its record
+                b.delete(PIN + r.id)
+            b.delete(RECORD + r.id)
+            for k in r.keys:
+                b.delete(k)
+            if tomb:
+                b.set(TOMBSTONE + r.id, tomb)
+            b.index(add=[(TOMBS, 0, r.id)] if ids and tomb else [], remove=r.entries)
+            registries.update((name, (reg, m)) for name, reg, m in r.registries)
+            gone.append(r.id)
+        # Once a batch: a tool's or a session's index may hold many records.
+        unused = [
+            (reg, 0, m) for name, (reg, m) in registries.items() if not b.members(name, limit=1)
+        ]
+        if unused:
+            b.index(remove=unused)
+        for address, size in addresses.items():
+            if b.members(PAYLOAD + address, limit=1):
+                continue
+            if size is None:
+                size = len(b.get(BLOB + address) or b"")
+            b.delete(BLOB + address)  # a payload kept in rows went with the last of them
+            b.delete(TOKENS + address)
+            b.index(remove=[(BLOBS, size, address)])
+            if address in stored:
+                freed.append((address, size))
+    return gone, freed
+
+
 class KeyValueStore:
     """A `Store` over a `Backend`; see `store.keys` for the key layout."""
 
@@ -227,7 +342,7 @@ class KeyValueStore:
         # The blob goes in first, with the record and its index entries in the same
         # atomic step: a record never points at bytes not yet stored, and is never
         # stored unindexed, even if the writer is killed.
-        if not b.put_pair(
+        while not b.put_pair(
             blob_key(digest),
             payload,
             RECORD + record.id,
@@ -237,12 +352,14 @@ class KeyValueStore:
             row_of(record, at),
         ):
             observation = Observation(at=record.observed_at, session=record.session)
-            b.append(
+            if b.append(
                 OBSERVED + record.id,
                 observation.model_dump_json().encode(),
                 sighting_entries(record.id, observation),
-            )
-            return False
+                requires=RECORD + record.id,
+            ):
+                return False
+            # gc removed the record between the two steps: it is written anew.
         # A tombstone left by gc may remain: a live record takes precedence over it.
         tokens = None if record.tokens is None else str(record.tokens).encode()
         if tokens is not None:
@@ -254,11 +371,13 @@ class KeyValueStore:
     def add_observation(self, record_id: str, observation: Observation) -> None:
         """Append a sighting of an existing record (used when importing bundles)."""
         self.get(record_id)
-        self._backend.append(
+        if not self._backend.append(
             OBSERVED + record_id,
             observation.model_dump_json().encode(),
             sighting_entries(record_id, observation),
-        )
+            requires=RECORD + record_id,
+        ):
+            self._get_apart(record_id)  # removed meanwhile: Expired
 
     def set_tokens(self, content_hash: str, tokens: int) -> None:
         self._backend.set(tokens_key(content_hash), str(tokens).encode())
@@ -583,7 +702,10 @@ class KeyValueStore:
             self._write(record_id, _joined(held, reason, session, until), held)
 
     def _write(self, record_id: str, pin: Pin, held: Pin | None) -> None:
-        """`pin` in place of `held`, in the indexes too (counted by `stats`)."""
+        """`pin` in place of `held`, in the indexes too (counted by `stats`). gc keeps a
+        record that has a pin, deciding in the step that would remove it: a record
+        still there once the pin is written is kept; one gone was removed before, and
+        the pin goes too (`Expired`)."""
         add = [(PINS, 0, record_id)]
         if pin.reason != USER_PIN:
             add += [(PINS_FOR + pin.reason, 0, record_id), (PIN_REASONS, 0, pin.reason)]
@@ -592,6 +714,13 @@ class KeyValueStore:
             remove = [(PINS_FOR + held.reason, 0, record_id)]
         self._backend.set(PIN + record_id, _dumped(pin))
         self._backend.index(add=add, remove=remove)
+        if not self._backend.contains(RECORD + record_id):
+            self.unpin(record_id)
+            self._get_apart(record_id)  # Expired (or NotFound)
+            raise Expired(
+                f"result {record_id} was removed by garbage collection as it was pinned; "
+                "pin it again"
+            )
 
     def unpin(self, record_id: str) -> None:
         held = self.pin_info(record_id)
@@ -638,6 +767,25 @@ class KeyValueStore:
     # -- upkeep: verify, gc, reindex ---------------------------------------------------
 
     def verify(self) -> VerifyReport:
+        b = self._backend
+        own = b.check() if isinstance(b, ChecksItself) else []
+        try:
+            return self._verify(own)
+        except StoreError as exc:
+            if not own:
+                raise
+            # Records are read through the indexes found damaged: named, not read.
+            return VerifyReport(
+                records=0,
+                blobs_checked=0,
+                damaged=[],
+                orphan_blobs=0,
+                orphan_bytes=0,
+                indexes=[*own, f"the records cannot be read until these are rebuilt: {exc}"],
+            )
+
+    def _verify(self, own: list[str]) -> VerifyReport:
+        """`verify`, given what the backend found wrong with its own indexes."""
         damaged: list[DamagedRecord] = []
         referenced: set[str] = set()
         checked: dict[str, tuple[str | None, int]] = {}  # blob hash -> (problem, size)
@@ -663,6 +811,9 @@ class KeyValueStore:
             if digest not in checked:
                 checked[digest] = self._blob_problem(digest)
             problem, size = checked[digest]
+            if problem == "missing" and not self._backend.contains(k):
+                del checked[digest]  # removed by gc since it was read, with its payload
+                continue
             if problem is not None:
                 detail = f"blob {digest[:16]} is {problem}"
             else:
@@ -671,11 +822,17 @@ class KeyValueStore:
                 damaged.append(
                     DamagedRecord(id=record_id, content_hash=digest, problem=problem, detail=detail)
                 )
-        orphans = [k for k in self._backend.keys(BLOB) if k not in referenced]
-        orphan_bytes = sum(len(self._backend.get(k) or b"") for k in orphans)
+        # The size of each payload stored, by address: those re-hashed, then the others.
+        stored = {h[:ADDRESS]: n for h, (problem, n) in checked.items() if problem != "missing"}
+        for k in self._backend.keys(BLOB):
+            if k[len(BLOB) :] not in stored:
+                stored[k[len(BLOB) :]] = len(self._backend.get(k) or b"")
+        orphans = [a for a in stored if blob_key(a) not in referenced]
+        orphan_bytes = sum(stored[a] for a in orphans)
         strays = self._backend.strays() if isinstance(self._backend, StrayFiles) else {}
         damaged.sort(key=lambda d: d.id)
         return VerifyReport(
+            indexes=own + self._index_problems({d.id for d in damaged}, stored, set(orphans)),
             records=len(record_keys),
             blobs_checked=sum(problem != "missing" for problem, _ in checked.values()),
             damaged=damaged,
@@ -699,128 +856,183 @@ class KeyValueStore:
         max_age, max_bytes = limits(max_age, max_bytes)
         now = datetime.now(UTC) if now is None else aware("gc now", now)
         b = self._backend
-        # One atomic section for mark and sweep: a writer that found a blob already
-        # stored must not see it swept before its record lands.
-        with b.exclusive():
-            # Files left by killed writers first, while every key still has its file.
-            strays: dict[str, int] = {}
-            if isinstance(b, StrayFiles):
-                strays = b.strays()
-                for name in strays:
-                    b.remove_stray(name)
-            live: list[tuple[datetime, Record]] = []
-            later_of: dict[str, list[Observation]] = {}  # id -> its later sightings
-            damaged: set[str] = set()  # blobs of records that cannot be read: kept
-            for k in b.keys(RECORD):
-                raw = b.get(k)
-                if raw is None:
-                    continue
-                try:
-                    record = load_record(k[len(RECORD) :], raw)
-                except IntegrityError:
-                    # Left for `verify` to report, never silently dropped: nor its payload.
-                    damaged.update(blob_key(h) for h in _hashes_in(raw))
-                    continue
-                later = later_of[record.id] = self._later(record.id)
-                live.append((max([record.observed_at, *(o.at for o in later)]), record))
-            live.sort(key=lambda item: (item[0], item[1].id))
-            # Pins that ended (their age passed, or every session that made them ended)
-            # go now: their records are as any other.
-            for k in b.keys(PIN):
-                held = self.pin_info(k[len(PIN) :])
-                if held is not None and not held.live(now):
-                    self.unpin(k[len(PIN) :])
-            pinned = {r.id for _, r in live if self.is_pinned(r.id, now=now)}
-            refs: Counter[str] = Counter(r.content_hash for _, r in live)
-            sizes = {r.content_hash: r.size for _, r in live}
-            total = sum(sizes.values())
-            removed: list[str] = []
-
-            def drop(record: Record) -> None:
-                nonlocal total
-                removed.append(record.id)
-                refs[record.content_hash] -= 1
-                if refs[record.content_hash] == 0:
-                    total -= sizes[record.content_hash]
-
-            survivors: list[tuple[datetime, Record]] = []
-            for seen, record in live:
-                if max_age is not None and record.id not in pinned and now - seen > max_age:
-                    drop(record)
-                else:
-                    survivors.append((seen, record))
-            if max_bytes is not None:
-                for _, record in survivors:  # oldest first
-                    if total <= max_bytes:
-                        break
-                    if record.id not in pinned:
-                        drop(record)
-
-            tomb = json.dumps({"at": now.isoformat()}).encode()
-            dropped = set(removed)
-            if dropped:
-                # What a shown text stood for goes with the record; what a stub's id
-                # prefix named stays, so that the stub's prefix still says "expired".
-                kept = set().union(*(prefix_marks(i) for i in dropped))
-                for k in b.keys(SHOWN):
-                    if k not in kept and (b.get(k) or b"").decode() in dropped:
-                        b.delete(k)
-                for k in b.keys(STUB):  # and so do the stubs made of it (named by it)
-                    if stub_record(k) in dropped:
-                        b.delete(k)
-            by_id = {r.id: r for _, r in live}
-            emptied: set[str] = set()  # tool and session indexes that may now be empty
-            for record_id in removed:
-                record, later = by_id[record_id], later_of[record_id]
-                entries = all_entries(record, later, ids=self._ids, own=self._own)
-                b.delete(RECORD + record_id)
-                b.delete(OBSERVED + record_id)
-                b.delete(IMPORTED + record_id)
-                b.set(TOMBSTONE + record_id, tomb)
-                b.index(add=[(TOMBS, 0, record_id)] if self._ids else [], remove=entries)
-                sessions = {record.session, *(o.session for o in later)} - {None}
-                emptied.update([TOOL + record.tool, *(SESSION + str(n) for n in sessions)])
-            # A tool or a session none of whose records is left leaves its registry.
-            unused = [
-                (TOOLS, 0, n[len(TOOL) :])
-                if n.startswith(TOOL)
-                else (SESSIONS, 0, n[len(SESSION) :])
-                for n in sorted(emptied)
-                if not b.members(n, limit=1)
-            ]
-            if unused:
-                b.index(remove=unused)
-            keep = {blob_key(h) for h, n in refs.items() if n > 0} | damaged
-            gone = {blob_key(h): sizes[h] for h, n in refs.items() if n == 0}
-            blob_sizes = {blob_key(h): n for h, n in sizes.items()}
-            freed = sum(strays.values())
-            blobs_removed = len(strays)
-            for k in b.keys(BLOB):
-                if k in keep:
-                    continue
-                freed += gone.pop(k, 0) or len(b.get(k) or b"")
-                b.delete(k)
-                b.delete(TOKENS + k[len(BLOB) :])
-                # Indexed with its size, which its records give (a blob no record
-                # pointed to was never indexed: removing it changes nothing).
-                b.index(remove=[(BLOBS, blob_sizes.get(k, 0), k[len(BLOB) :])])
-                blobs_removed += 1
-            # Payloads a backend that keeps rows kept in its records' rows (see
-            # `Backend.put_pair`) went with the last of them; on another backend, one not
-            # listed above was missing already. One a damaged record names is kept.
-            for k, size in gone.items():
-                if not b.indexes_records or k in keep:
-                    continue
-                b.delete(TOKENS + k[len(BLOB) :])
-                freed += size
-                blobs_removed += 1
-        return GcReport(
-            removed_records=removed,
-            removed_blobs=blobs_removed,
-            freed_bytes=freed,
-            kept_pinned=len(pinned),
-            blob_bytes_after=total,
+        strays = self._remove_strays()
+        # Pins as they are now: one that ended (its age passed, or every session that
+        # made it ended) holds its record no more.
+        pins = {k[len(PIN) :]: b.get(k) for k in b.keys(PIN)}
+        ended = {
+            i: raw for i, raw in pins.items() if raw is not None and not load_pin(raw).live(now)
+        }
+        # Mark, reading without holding the store: what is written meanwhile is new, and
+        # each batch below checks again what it removes.
+        live: list[tuple[datetime, Record]] = []
+        later_of: dict[str, list[Observation]] = {}  # id -> its later sightings
+        damaged: set[str] = set()  # blobs of records that cannot be read: kept
+        for k in b.keys(RECORD):
+            raw = b.get(k)
+            if raw is None:
+                continue
+            try:
+                record = load_record(k[len(RECORD) :], raw)
+            except IntegrityError:
+                # Left for `verify` to report, never silently dropped: nor its payload.
+                damaged.update(h[:ADDRESS] for h in _hashes_in(raw))
+                continue
+            later = later_of[record.id] = self._later(record.id)
+            live.append((max([record.observed_at, *(o.at for o in later)]), record))
+        live.sort(key=lambda item: (item[0], item[1].id))
+        pinned = {r.id for _, r in live if pins.get(r.id) is not None and r.id not in ended}
+        removed = _chosen(live, pinned, now, max_age, max_bytes)
+        # An ended pin of a record that stays goes now; one of a record that goes, with
+        # it, in its batch, and only if it is still the pin read here: a record pinned
+        # again meanwhile is kept.
+        for record_id in set(ended) - set(removed):
+            self.unpin(record_id)
+        # Records whose payload is gone can never be replayed: they go too, so that
+        # the same call made again stores a whole record.
+        chosen, present = set(removed), {}
+        for _, r in live:
+            if r.id not in chosen and r.id not in pinned:
+                address = r.content_hash[:ADDRESS]
+                if address not in present:
+                    present[address] = b.contains(BLOB + address)
+                if not present[address]:
+                    removed.append(r.id)
+        sizes = {r.content_hash[:ADDRESS]: r.size for _, r in live}
+        tomb = json.dumps({"at": now.isoformat()}).encode()
+        gone, freed = self._swept(
+            self._removals(live, later_of, removed, ended), sizes, set(sizes) | damaged, tomb
         )
+        freed |= strays
+        went = set(gone)
+        left = {r.content_hash: r.size for _, r in live if r.id not in went}
+        return GcReport(
+            removed_records=gone,
+            removed_blobs=len(freed),
+            freed_bytes=sum(freed.values()),
+            kept_pinned=len(pinned),
+            blob_bytes_after=sum(left.values()),
+            removed_damaged=[i for i in gone if i not in chosen],
+        )
+
+    def _swept(
+        self, removals: list[Removal], sizes: dict[str, int], referenced: set[str], tomb: bytes
+    ) -> tuple[list[str], dict[str, int]]:
+        """Remove these records in batches (`sweep`), then the payloads no record pointed
+        at (left by a writer or a gc that was killed; none of `referenced`), each in the
+        batch that finds no record under it (`sizes`: of the payloads, by address);
+        `tomb`: the tombstone each record leaves (none if empty). The ids removed, and
+        the size of each payload removed, by address."""
+        b = self._backend
+        orphans = [k[len(BLOB) :] for k in b.keys(BLOB) if k[len(BLOB) :] not in referenced]
+        gone: list[str] = []
+        freed: dict[str, int] = {}
+        size, done, first = min(_FIRST_BATCH, _BATCH), 0, True
+        while done < len(removals) + len(orphans):
+            if not first and b.gc_pause:  # writers waiting for the store get it between two
+                time.sleep(b.gc_pause)
+            first = False
+            chunk = removals[done : done + size]
+            addresses = {r.address: sizes.get(r.address) for r in chunk}
+            if not chunk:
+                at = done - len(removals)
+                addresses = {a: None for a in orphans[at : at + size]}
+            start = time.monotonic()
+            ids, blobs = sweep(b, chunk, addresses, tomb, self._ids)
+            took = time.monotonic() - start
+            gone += ids
+            freed.update(blobs)
+            done += len(chunk) or len(addresses)
+            if took > _BATCH_TIME:
+                size = max(1, size // 2)
+            elif took < _BATCH_TIME / 2:
+                size = min(size * 2, _BATCH)
+        return gone, freed
+
+    def remove(self, record_ids: Sequence[str]) -> GcReport:
+        """Remove these records (full ids), pinned or not, with what goes with them, as
+        gc would, but leaving no tombstone: afterwards they are not found, rather than
+        expired. `NotFound` (or `Expired`), and nothing removed, if one is not there."""
+        records = [self.get(i) for i in dict.fromkeys(record_ids)]
+        later_of = {r.id: self._later(r.id) for r in records}
+        for r in records:
+            if self.pin_info(r.id) is not None:
+                self.unpin(r.id)
+        live = [(r.observed_at, r) for r in records]
+        sizes = {r.content_hash[:ADDRESS]: r.size for r in records}
+        removals = self._removals(live, later_of, [r.id for r in records])
+        # Only the payloads of these records: others no record points to stay for gc.
+        gone, freed = self._swept(
+            removals, sizes, {k[len(BLOB) :] for k in self._backend.keys(BLOB)}, b""
+        )
+        return GcReport(
+            removed_records=gone,
+            removed_blobs=len(freed),
+            freed_bytes=sum(freed.values()),
+            kept_pinned=0,
+            blob_bytes_after=self._backend.size(BLOBS)[1],
+        )
+
+    def _remove_strays(self) -> dict[str, int]:
+        """Remove the files left by writers killed before their rows committed (on a
+        backend that keeps files), holding the store; their names and sizes."""
+        b = self._backend
+        if not isinstance(b, StrayFiles):
+            return {}
+        with b.exclusive():
+            strays = b.strays()
+            for name in strays:
+                b.remove_stray(name)
+        return strays
+
+    def _removals(
+        self,
+        live: list[tuple[datetime, Record]],
+        later_of: dict[str, list[Observation]],
+        removed: list[str],
+        ended: Mapping[str, bytes] | None = None,
+    ) -> list[Removal]:
+        """What gc removes with each record of `removed`, as it reads them now (`ended`:
+        the ended pins read, by record)."""
+        ended = ended or {}
+        b = self._backend
+        dropped = set(removed)
+        goes_with: dict[str, list[str]] = {i: [OBSERVED + i, IMPORTED + i] for i in removed}
+        if dropped:
+            # What a shown text stood for goes with the record; what a stub's id prefix
+            # named stays, so that the stub's prefix still says "expired".
+            kept = set().union(*(prefix_marks(i) for i in dropped))
+            for k in b.keys(SHOWN):
+                if k not in kept and (shown := (b.get(k) or b"").decode()) in dropped:
+                    goes_with[shown].append(k)
+            for k in b.keys(STUB):  # and so do the stubs made of it (named by it)
+                if stub_record(k) in dropped:
+                    goes_with[stub_record(k)].append(k)
+        by_id = {r.id: r for _, r in live}
+        removals = []
+        for record_id in removed:
+            record, later = by_id[record_id], later_of[record_id]
+            sessions = {record.session, *(o.session for o in later)}
+            registries = [(TOOL + record.tool, TOOLS, record.tool)]
+            registries += [(SESSION + s, SESSIONS, s) for s in sorted(filter(None, sessions))]
+            entries = all_entries(record, later, ids=self._ids, own=self._own)
+            pin = ended.get(record_id, b"")
+            if pin:
+                entries.append((PINS, 0, record_id))
+                if (reason := load_pin(pin).reason) != USER_PIN:
+                    entries.append((PINS_FOR + reason, 0, record_id))
+            removals.append(
+                Removal(
+                    id=record_id,
+                    sightings=len(later),
+                    pin=pin,
+                    keys=goes_with[record_id],
+                    entries=entries,
+                    registries=registries,
+                    address=record.content_hash[:ADDRESS],
+                )
+            )
+        return removals
 
     def _index_once(self) -> None:
         """Build the indexes of a store that lacks their marker: a new one, or one whose
@@ -837,30 +1049,42 @@ class KeyValueStore:
         records in all) as it goes. Records that cannot be read are left out (`verify`
         names them)."""
         with self._backend.exclusive():
+            if isinstance(self._backend, ChecksItself):
+                self._backend.rebuild()
             return self._reindex(progress)
 
     def _reindex(self, progress: Callable[[int, int], None] | None) -> int:
         b = self._backend
         b.drop_indexes()
-        keys = b.keys(RECORD)
-        sizes: dict[str, int] = {}  # blob address -> size, from the records
+        indexed = [0]
         batch: list[Entry] = []
-        indexed = 0
-
-        def add(entries: list[Entry]) -> None:
-            nonlocal batch
-            batch += entries
+        for entry in self._derived(own=self._own, progress=progress, indexed=indexed):
+            batch.append(entry)
             if len(batch) >= 5000:  # written a batch at a time
                 b.index(add=batch)
                 batch = []
+        b.index(add=[*batch, (INDEXES, 0, VERSION)])  # the last: indexed, once whole
+        return indexed[0]
 
+    def _derived(
+        self,
+        *,
+        own: bool,
+        progress: Callable[[int, int], None] | None = None,
+        indexed: list[int] | None = None,
+    ) -> Iterator[Entry]:
+        """Every index entry that the records, payloads, pins and tombstones give (`own`:
+        those of records' rows too); `indexed[0]` counts the records read."""
+        b = self._backend
+        keys = b.keys(RECORD)
+        sizes: dict[str, int] = {}  # blob address -> size, from the records
         for done, k in enumerate(keys, start=1):
             raw = b.get(k)
             try:
                 if raw is None:
                     continue
                 record = load_record(k[len(RECORD) :], raw)
-                entries = record_entries(record, ids=self._ids, own=self._own)
+                entries = record_entries(record, ids=self._ids, own=own)
                 for seen in self._later(record.id):
                     entries += sighting_entries(record.id, seen)
             except IntegrityError:
@@ -868,19 +1092,79 @@ class KeyValueStore:
             finally:
                 if progress is not None and (done % 1000 == 0 or done == len(keys)):
                     progress(done, len(keys))
-            add(entries)
+            yield from entries
             sizes[record.content_hash[:ADDRESS]] = record.size
-            indexed += 1
+            if indexed is not None:
+                indexed[0] += 1
         for k in b.keys(BLOB):
             address = k[len(BLOB) :]
             size = sizes.get(address)
-            add([(BLOBS, len(b.get(k) or b"") if size is None else size, address)])
+            yield (BLOBS, len(b.get(k) or b"") if size is None else size, address)
         for k in b.keys(PIN):
             held = load_pin(b.get(k) or b"")
-            add([(PINS, 0, k[len(PIN) :])])
+            yield (PINS, 0, k[len(PIN) :])
             if held.reason != USER_PIN:
-                add([(PINS_FOR + held.reason, 0, k[len(PIN) :]), (PIN_REASONS, 0, held.reason)])
+                yield (PINS_FOR + held.reason, 0, k[len(PIN) :])
+                yield (PIN_REASONS, 0, held.reason)
         if self._ids:
-            add([(TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE)])
-        b.index(add=[*batch, (INDEXES, 0, VERSION)])  # the last: indexed, once whole
-        return indexed
+            yield from ((TOMBS, 0, k[len(TOMBSTONE) :]) for k in b.keys(TOMBSTONE))
+
+    def _index_problems(
+        self, damaged: set[str], stored: dict[str, int], orphans: set[str]
+    ) -> list[str]:
+        """What is wrong with the indexes and the counts `stats` reads: each index
+        compared with what the records, payloads, pins and
+        tombstones give (`damaged`: ids of records that cannot be read; `stored`: the
+        size of each payload stored, by address; `orphans`: the addresses of those no
+        record points to, which gc removes, indexed or not)."""
+        b = self._backend
+        problems: list[str] = []
+        want: dict[str, set[str]] = {}
+        for name, _, member in self._derived(own=True):
+            want.setdefault(name, set()).add(member)
+        # A backend that keeps rows keeps one of a record it cannot read too, found by
+        # no tool (`row_in`): not a problem of its indexes, but the damage verify names.
+        unread = damaged | ({""} if damaged and b.indexes_records else set())
+        for name in sorted(set(want) | set(b.index_names()) - {INDEXES}):
+            try:
+                have = set(b.members(name))
+            except StoreError as exc:
+                problems.append(f"index {name} cannot be read: {exc}")
+                continue
+            lacks, extra = want.get(name, set()) - have, have - want.get(name, set()) - unread
+            if name == BLOBS:
+                lacks, extra = lacks - orphans, extra - orphans
+            if name == PIN_REASONS:  # a reason stays listed once its last pin ends
+                extra = set()
+            if lacks or extra:
+                problems.append(f"index {name} {_differences(lacks, extra)}")
+        counted = [TIME, SESSIONS, PINS, *(n for n in want if n.startswith((TOOL, PINS_FOR)))]
+        for name in counted:
+            expected = len(want.get(name, ()))
+            if name == TIME and b.indexes_records:
+                expected += len(damaged)
+            if (found := b.size(name)[0]) != expected:
+                problems.append(f"the count of {name} is {found}, not {expected}")
+        blobs = (len(stored), sum(stored.values()))
+        if not damaged and not orphans and b.size(BLOBS) != blobs:
+            found, total = b.size(BLOBS)
+            problems.append(
+                f"the count of payloads is {found} of {total} bytes, not {blobs[0]} of "
+                f"{blobs[1]} bytes"
+            )
+        return problems
+
+
+def _differences(lacks: set[str], extra: set[str]) -> str:
+    """How an index differs from what it should hold, naming a few of the members."""
+
+    def some(members: set[str]) -> str:
+        named = ", ".join(sorted(members)[:3])
+        return named + (f" and {len(members) - 3} more" if len(members) > 3 else "")
+
+    said = []
+    if lacks:
+        said.append(f"lacks {len(lacks)} it should hold ({some(lacks)})")
+    if extra:
+        said.append(f"holds {len(extra)} it should not ({some(extra)})")
+    return " and ".join(said)

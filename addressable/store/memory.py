@@ -14,6 +14,7 @@ class _MemoryBackend:
     location = "memory://"
     ranged_keys = False
     indexes_records = False
+    gc_pause = 0.0  # one lock, in one process: no writer polls for it
 
     def __init__(self) -> None:
         self._data: dict[str, bytes] = {}
@@ -54,10 +55,15 @@ class _MemoryBackend:
             self._add(index)
             return True
 
-    def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
+    def append(
+        self, key: str, item: bytes, index: Sequence[Entry] = (), requires: str | None = None
+    ) -> bool:
         with self._lock:
+            if requires is not None and requires not in self._data:
+                return False
             self._lists.setdefault(key, []).append(bytes(item))
             self._add(index)
+        return True
 
     def index(self, add: Sequence[Entry] = (), remove: Sequence[Entry] = ()) -> None:
         # One score a member, the lowest, as on Redis; removing ignores the score.
@@ -112,6 +118,10 @@ class _MemoryBackend:
         with self._lock:
             self._index.clear()
             self._totals.clear()
+
+    def index_names(self) -> list[str]:
+        with self._lock:
+            return list(self._index)
 
     def items(self, key: str) -> list[bytes]:
         with self._lock:

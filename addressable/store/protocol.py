@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
@@ -41,10 +41,14 @@ class VerifyReport(BaseModel):
     damaged: list[DamagedRecord]
     orphan_blobs: int
     orphan_bytes: int
+    # What is wrong with the indexes and the counts `stats` reads, one line each (an
+    # index that lacks records or holds others, one that cannot be read, the database's
+    # own check): `reindex` (`addressable verify --repair`) builds them again.
+    indexes: list[str] = []
 
     @property
     def ok(self) -> bool:
-        return not self.damaged
+        return not self.damaged and not self.indexes
 
 
 class GcReport(BaseModel):
@@ -57,6 +61,9 @@ class GcReport(BaseModel):
     freed_bytes: int
     kept_pinned: int
     blob_bytes_after: int
+    # Of `removed_records`, those removed because their payload was gone (they could
+    # never be replayed; the same call made again stores a whole record).
+    removed_damaged: list[str] = []
 
 
 USER_PIN = "user"
@@ -245,14 +252,29 @@ class Store(Protocol):
         unpinned ones until payloads take at most `max_bytes`, then unreferenced blobs.
 
         Both limits must be positive (`ArgumentError` otherwise, as for a `now` without a
-        time zone). Records that cannot be read are left, with their payloads, for
-        `verify` to report."""
+        time zone). Unpinned records whose payload is gone go too (`removed_damaged`).
+        Records that cannot be read are left, with their payloads, for `verify` to
+        report; so are records whose payload no longer matches its hash (gc does not
+        re-hash every payload: `verify` names them, `remove` removes them)."""
+        ...
+
+    def remove(self, record_ids: Sequence[str]) -> GcReport:
+        """Remove these records (full ids), pinned or not, with their sightings, stubs
+        and the payloads no other record points to; no tombstone is left, so they are
+        then not found. `NotFound` (or `Expired`), and nothing removed, if one of them
+        is not there."""
         ...
 
     def verify(self) -> VerifyReport:
         """Re-hash every blob a record points to, check every record against its
         checksum and (for results) its id, and name the damaged records; count the
         payloads no record points to."""
+        ...
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Build every index, and the counts kept with them, again from the records,
+        pins and payloads (what `verify` names in `indexes` is then mended); the
+        number of records indexed."""
         ...
 
     def stats(self) -> StoreStats: ...

@@ -35,10 +35,14 @@ def test_scale_benchmark_writes_its_figures(tmp_path: Path, redis_url: str) -> N
             "outcome", "search again", "ls --limit 3", "ls --limit 20", "show PREFIX", "stats",
         }  # fmt: skip
         assert all(v > 0 for v in row["us"].values())
+        gc = row["gc"]  # a tenth more records, older than the others, removed beside a writer
+        assert gc["removed"] == row["records"] // 10 and gc["writes_meanwhile"] > 0
+        assert 0 < gc["median_write_ms"] <= gc["p99_write_ms"] <= gc["longest_write_ms"]
         for op, ratio in row["ratio_to_smallest"].items():
             smallest = next(r for r in rows if r["store"] == row["store"])
             assert ratio == round(row["us"][op] / smallest["us"][op], 2)
     assert "records(session=)" in proc.stdout and "redis 1,200" in proc.stdout
+    assert "longest write, gc running" in proc.stdout
 
 
 def test_scale_benchmark_refuses_sizes_too_small_for_its_targets() -> None:

@@ -13,8 +13,10 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, suppress
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -23,7 +25,20 @@ from typing import Any
 import diskcache
 
 from ..backend import store_failure, translated
-from ..index import ADDRESS, BLOBS, KEY, SESSION, TIME, TOOL, TOOLS, Entry, Row, micros
+from ..codec import one_line
+from ..index import (
+    ADDRESS,
+    BLOBS,
+    KEY,
+    PAYLOAD,
+    SESSION,
+    TIME,
+    TOOL,
+    TOOLS,
+    Entry,
+    Row,
+    micros,
+)
 from ..keys import BLOB, OBSERVED, RECORD
 from ..kv import KeyValueStore
 from .sql import (
@@ -67,7 +82,7 @@ _VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
 
 
 # Which column of a record's row answers an index of each name.
-_COLUMNS = {TOOL: "tool", KEY: "key", SESSION: "session"}
+_COLUMNS = {TOOL: "tool", KEY: "key", SESSION: "session", PAYLOAD: "address"}
 _LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1
 
 
@@ -109,11 +124,17 @@ class _DiskBackend:
     failures = _FAILURES
     ranged_keys = True  # diskcache's index on keys: `keys(prefix)` reads only those
     indexes_records = True  # a record's Row is in its own row (see `store.index`)
+    # SQLite's busy handler polls a waiting writer's lock every 100 ms at most: a gc
+    # that paused less between its batches could take the lock again before it looks.
+    gc_pause = 0.12  # seconds
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory.resolve()
         self.location = f"disk://{self.directory}"
         self._forks = _forks[0]
+        # Files of values deleted in the transaction a thread holds, by thread: removed
+        # once it commits (see `_drop`).
+        self._doomed: dict[int, list[str]] = {}
         self._open()
 
     @translated("opening")
@@ -169,7 +190,7 @@ class _DiskBackend:
             self._insert_row(key[len(RECORD) :], value)
             return
         if key.startswith(BLOB):
-            with self._cache.transact():
+            with self._transaction():
                 if self._sql(
                     "UPDATE addressable_records SET payload = ? "
                     "WHERE address = ? AND payload IS NOT NULL",
@@ -181,11 +202,17 @@ class _DiskBackend:
         self._set(key, value)
 
     def _set(self, key: str, value: bytes) -> None:
-        if len(value) >= _FILE_THRESHOLD:
+        if len(value) >= _FILE_THRESHOLD or self._in_transaction():
             # Inside a transaction, so that its file is written only while the writer
             # holds the lock: gc, holding it, never sees a file about to be committed.
-            with self._cache.transact():
-                self._cache.set(key, io.BytesIO(value), read=True)
+            # The value it replaces is dropped first, its file kept until the commit
+            # (diskcache, nested, would remove it at once).
+            with self._transaction():
+                self._drop(key)
+                if len(value) >= _FILE_THRESHOLD:
+                    self._cache.set(key, io.BytesIO(value), read=True)
+                else:
+                    self._cache.set(key, value)
         else:
             self._cache.set(key, value)
 
@@ -204,10 +231,15 @@ class _DiskBackend:
             row = row_in(value)
         rid = record[len(RECORD) :]
         if len(payload) >= _FILE_THRESHOLD:
-            with self._cache.transact():
-                if blob not in self._cache:
-                    # Checked first: `add` would write a large payload to its file in
-                    # full before finding that it is already there.
+            with self._transaction():
+                kept = self._sql(
+                    "SELECT filename FROM Cache WHERE key = ? AND raw = 1", (blob,)
+                ).fetchone()
+                # Checked first: `add` would write a large payload to its file in full
+                # before finding that it is already there. A row whose file is gone
+                # (damage) is written again: the new record is then whole.
+                if kept is None or (kept[0] and not (self.directory / kept[0]).is_file()):
+                    self._drop(blob)
                     self._cache.set(blob, io.BytesIO(payload), read=True)
                     self._add(blob_index)
                 new = self._cache._con.execute(PUT_ROW, (rid, *row, value)).rowcount == 1
@@ -239,14 +271,19 @@ class _DiskBackend:
         return bool(new)
 
     @translated("writing")
-    def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
-        with self._cache.transact():
+    def append(
+        self, key: str, item: bytes, index: Sequence[Entry] = (), requires: str | None = None
+    ) -> bool:
+        with self._transaction():
+            if requires is not None and not self.contains(requires):
+                return False
             if key.startswith(OBSERVED):  # a row of its own: the others are not read
                 self._cache._con.execute(ADD_SIGHTING, (key[len(OBSERVED) :], item))
             else:  # one value holding the items, one a line (JSON: no raw newlines)
                 current = self._cache.get(key)
-                self._cache.set(key, (bytes(current) if current else b"") + item + b"\n")
+                self._set(key, (bytes(current) if current else b"") + item + b"\n")
             self._add(index)
+        return True
 
     @translated("reading")
     def items(self, key: str) -> list[bytes]:
@@ -262,21 +299,58 @@ class _DiskBackend:
     @translated("deleting")
     def delete(self, key: str) -> None:
         if key.startswith(RECORD):
-            with self._cache.transact():
+            with self._transaction():
                 self._delete_record(key[len(RECORD) :])
-            return
-        if key.startswith(BLOB):  # wherever it is kept
-            with self._cache.transact():
-                self._cache.delete(key)
-                self._sql(
-                    "UPDATE addressable_records SET payload = NULL WHERE address = ?",
-                    (key[len(BLOB) :],),
-                )
             return
         if key.startswith(OBSERVED):
             self._sql("DELETE FROM addressable_sightings WHERE id = ?", (key[len(OBSERVED) :],))
             return
-        self._cache.delete(key)
+        with self._transaction():
+            self._drop(key)
+            if key.startswith(BLOB):  # wherever it is kept
+                self._sql(
+                    "UPDATE addressable_records SET payload = NULL WHERE address = ?",
+                    (key[len(BLOB) :],),
+                )
+
+    # -- transactions: a value's file is removed only once its row's deletion commits --
+
+    def _in_transaction(self) -> bool:
+        return bool(self._cache._txn_id == threading.get_ident())
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """diskcache's transaction (joined, when this thread holds one already); the
+        outermost removes the files of the values dropped in it once it has committed.
+        A process killed before that leaves them unreferenced: strays, which gc
+        reclaims; never a row whose file is gone."""
+        if self._in_transaction():
+            yield
+            return
+        thread = threading.get_ident()
+        self._doomed[thread] = []
+        try:
+            with self._cache.transact():
+                yield
+            for name in self._doomed[thread]:
+                self._cache._disk.remove(name)
+        finally:
+            del self._doomed[thread]
+
+    def _drop(self, key: str) -> None:
+        """Delete a diskcache value inside this thread's transaction. diskcache's own
+        delete, nested in a transaction, removes the value's file before that commits:
+        a crash then, or a reader meanwhile, would find its row without its file."""
+        con = self._cache._con
+        found = con.execute(
+            "SELECT rowid, filename FROM Cache WHERE key = ? AND raw = 1", (key,)
+        ).fetchone()
+        if found is None:
+            return
+        con.execute("DELETE FROM Cache WHERE rowid = ?", (found[0],))
+        doomed = self._doomed.get(threading.get_ident())
+        if found[1] is not None and doomed is not None:  # else left for gc, as a stray
+            doomed.append(found[1])
 
     def _delete_record(self, record_id: str) -> None:
         found = self._sql(
@@ -301,9 +375,12 @@ class _DiskBackend:
                 "SELECT 1 FROM addressable_records WHERE id = ?", (key[len(RECORD) :],)
             ).fetchone()
             return row is not None
-        if key in self._cache:
-            return True
-        return key.startswith(BLOB) and self._sql(COPY, (key[len(BLOB) :],)).fetchone() is not None
+        if not key.startswith(BLOB):
+            return key in self._cache
+        kept = self._sql("SELECT filename FROM Cache WHERE key = ? AND raw = 1", (key,)).fetchone()
+        if kept is not None:  # a payload in a file of its own is there if its file is
+            return kept[0] is None or (self.directory / kept[0]).is_file()
+        return self._sql(COPY, (key[len(BLOB) :],)).fetchone() is not None
 
     @translated("listing")
     def keys(self, prefix: str) -> list[str]:
@@ -321,9 +398,9 @@ class _DiskBackend:
         return found
 
     def exclusive(self) -> _Transaction:
-        """gc's section: SQLite's write lock, which the operating system frees at once
-        when the process holding it dies; a live holder is waited for up to the
-        `timeout` in _SETTINGS (60 s)."""
+        """A batch of gc's, a reindex: SQLite's write lock, which the operating system
+        frees at once when the process holding it dies; a live holder is waited for up
+        to the `timeout` in _SETTINGS (60 s)."""
         return _Transaction(self)
 
     def close(self) -> None:
@@ -343,7 +420,7 @@ class _DiskBackend:
     def _insert_row(self, record_id: str, value: bytes) -> None:
         """A record's row for its stored value. One there is replaced whole, keeping its
         payload and address, so that the counts kept by tool and session follow."""
-        with self._cache.transact():
+        with self._transaction():
             con = self._cache._con
             row = row_in(value)
             found = con.execute(
@@ -405,7 +482,7 @@ class _DiskBackend:
 
     @translated("indexing")
     def index(self, add: Sequence[Entry] = (), remove: Sequence[Entry] = ()) -> None:
-        with self._cache.transact():
+        with self._transaction():
             self._add(add)
             if remove:
                 self._cache._con.executemany(REMOVE, remove)
@@ -487,11 +564,68 @@ class _DiskBackend:
 
     @translated("indexing")
     def drop_indexes(self) -> None:
-        with self._cache.transact():
+        with self._transaction():
             self._sql("DELETE FROM addressable_index")
             self._sql("DELETE FROM addressable_index_size")
             for statement in RECOUNT:  # what the records' rows give, from them
                 self._sql(statement)
+
+    @translated("listing the indexes")
+    def index_names(self) -> list[str]:
+        return [name for (name,) in self._sql("SELECT DISTINCT name FROM addressable_index")]
+
+    # -- SQLite's own indexes: checked against their tables, and built again -----------
+
+    def check(self) -> list[str]:
+        """SQLite's quick_check (the pages of every table and index), then each index
+        read whole and compared with a scan of its table: quick_check does not look
+        into what an index holds, and an index that lost entries or holds wrong ones
+        answers lookups wrongly while every record reads well."""
+        problems = []
+        try:
+            found = [str(line) for (line,) in self._sql("PRAGMA quick_check")]
+        except _FAILURES as exc:
+            found = [str(exc)]
+        if found != ["ok"]:
+            problems += [f"SQLite's quick_check: {' '.join(line.split())}" for line in found[:5]]
+        rows = self._sql(
+            "SELECT i.name, i.tbl_name, i.sql FROM sqlite_master AS i JOIN sqlite_master AS t "
+            "ON t.name = i.tbl_name AND t.type = 'table' "
+            "WHERE i.type = 'index' AND t.sql NOT LIKE '%WITHOUT ROWID%' ORDER BY i.name"
+        ).fetchall()
+        for name, table, sql in rows:
+            try:
+                columns = ", ".join(
+                    f'"{c}"' for (_, _, c) in self._sql(f'PRAGMA index_info("{name}")')
+                )
+                partial = _PARTIAL.search(sql or "")
+                where = f"WHERE {partial[1]}" if partial else ""
+                select = f'SELECT {columns}, rowid FROM "{table}" {{}} {where}'
+                indexed = Counter(self._sql(select.format(f'INDEXED BY "{name}"')))
+                scanned = Counter(self._sql(select.format("NOT INDEXED")))
+            except _FAILURES as exc:
+                problems.append(f"SQLite index {name} cannot be read: {one_line(exc)}")
+                continue
+            if indexed != scanned:
+                differ = sum(((indexed - scanned) + (scanned - indexed)).values())
+                problems.append(
+                    f"SQLite index {name} does not match its table {table}: {differ} entries differ"
+                )
+        return problems
+
+    @translated("rebuilding SQLite's indexes")
+    def rebuild(self) -> None:
+        # The store's own index tables hold nothing the records do not give: made anew
+        # (a damaged table cannot be re-indexed in place), then every SQLite index.
+        for table in ("addressable_index", "addressable_index_size"):
+            self._sql(f"DROP TABLE IF EXISTS {table}")
+        for statement in SCHEMA:
+            self._sql(statement)
+        self._sql("REINDEX")
+
+
+# The condition of a partial index, in the statement that made it.
+_PARTIAL = re.compile(r"\bWHERE\b(.*)$", re.IGNORECASE | re.DOTALL)
 
 
 class _Transaction:
@@ -503,7 +637,7 @@ class _Transaction:
         self._inner: AbstractContextManager[None] | None = None
 
     def __enter__(self) -> None:
-        self._inner = self._backend._cache.transact()
+        self._inner = self._backend._transaction()
         try:
             self._inner.__enter__()
         except _FAILURES as exc:
@@ -523,9 +657,12 @@ class DiskStore(KeyValueStore):
     Opened by `open_store()` in `$ADDRESSABLE_HOME`, or `./.addressable` when that is
     not set; `open_store("disk:///path")` or a plain path picks another directory.
 
-    gc holds SQLite's write lock while it marks and sweeps; writers wait for it (up to
-    60 s, then `StoreError`). The lock is the operating system's: it is freed the moment
-    a process holding it dies, so a gc that dies blocks no writer.
+    gc reads the records without holding the store, then removes what it chose in
+    batches, each one SQLite transaction: writers wait for one batch at most, and a
+    payload's file is deleted only once the batch that stops referencing it has
+    committed. SQLite's lock is the operating system's: it is freed the moment a process
+    holding it dies, so a gc that dies blocks no writer and leaves at most files that no
+    record points to, which the next gc removes.
     """
 
     # The settings its diskcache.Cache is opened with (no eviction or culling of its

@@ -11,10 +11,10 @@ from contextlib import contextmanager, suppress
 from typing import Any, cast
 
 from ...core.errors import MissingDependency, StoreError
-from ..backend import translated
+from ..backend import Removal, translated
 from ..index import Entry, Row
 from ..kv import KeyValueStore
-from .scripts import APPEND, DELETE_HOLDING, INDEX, PUT_PAIR, RELEASE, RENEW
+from .scripts import APPEND, DELETE_HOLDING, INDEX, PUT_PAIR, RELEASE, RENEW, SWEEP
 from .url import read_url, scrubbed
 
 # gc's lock lives this long unless its holder renews it, which a live holder does every
@@ -26,6 +26,7 @@ _WAIT = 60.0  # seconds a writer (or another gc) waits for a live gc before givi
 class _RedisBackend:
     ranged_keys = False  # SCAN reads every key: ids have an index of their own
     indexes_records = False
+    gc_pause = 0.0  # a batch is one script: the server runs writers' between two
 
     def __init__(self, url: str) -> None:
         try:
@@ -58,6 +59,7 @@ class _RedisBackend:
         self._renew = self._client.register_script(RENEW)
         self._release = self._client.register_script(RELEASE)
         self._delete_holding = self._client.register_script(DELETE_HOLDING)
+        self._sweep = self._client.register_script(SWEEP)
         self._lock_key = self.namespace + "lock:exclusive"
         self.lock_timeout = LOCK_TIMEOUT
         self._holder: tuple[int, bytes] | None = None  # (thread, token) inside `exclusive`
@@ -138,10 +140,31 @@ class _RedisBackend:
         return self._waiting(self._put_pair, keys, args) == 1
 
     @translated("writing")
-    def append(self, key: str, item: bytes, index: Sequence[Entry] = ()) -> None:
+    def append(
+        self, key: str, item: bytes, index: Sequence[Entry] = (), requires: str | None = None
+    ) -> bool:
         keys, args = self._entries(index)
-        keys = [self.namespace + key, self._lock_key, self._totals, *keys]
-        self._waiting(self._append, keys, [item, *args])
+        required = self.namespace + (key if requires is None else requires)
+        keys = [self.namespace + key, self._lock_key, self._totals, required, *keys]
+        args = [item, "0" if requires is None else "1", *args]
+        return self._waiting(self._append, keys, args) == 1
+
+    @translated("collecting garbage")
+    def sweep(
+        self, removals: Sequence[Removal], addresses: Sequence[str], tomb: bytes, ids: bool
+    ) -> tuple[list[str], list[tuple[str, int]]]:
+        args: list[Any] = [self.namespace, tomb, "1" if ids else "0", len(removals)]
+        for r in removals:
+            args += [r.id, r.sightings, r.pin, len(r.keys), *r.keys, len(r.entries)]
+            for name, _, member in r.entries:
+                args += [name, member]
+            args.append(len(r.registries))
+            for triple in r.registries:
+                args += triple
+        args += [len(addresses), *addresses]
+        gone, freed = cast(list[list[bytes]], self._sweep(keys=[], args=args))
+        pairs = [(freed[i].decode(), int(freed[i + 1])) for i in range(0, len(freed), 2)]
+        return [i.decode() for i in gone], pairs
 
     @translated("indexing")
     def index(self, add: Sequence[Entry] = (), remove: Sequence[Entry] = ()) -> None:
@@ -200,10 +223,18 @@ class _RedisBackend:
 
     @translated("indexing")
     def drop_indexes(self) -> None:
-        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._area) + "*"
-        for key in self._client.scan_iter(match=pattern, count=1000):
-            self._client.delete(key)
+        for name in self.index_names():
+            self._client.delete(self._area + name)
         self._client.delete(self._totals)
+
+    @translated("listing")
+    def index_names(self) -> list[str]:
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._area) + "*"
+        start = len(self._area)
+        return [
+            cast(bytes, k).decode()[start:]
+            for k in self._client.scan_iter(match=pattern, count=1000)
+        ]
 
     @translated("reading")
     def items(self, key: str) -> list[bytes]:
@@ -213,10 +244,10 @@ class _RedisBackend:
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        """gc's section: a lock on the server that writers wait for (up to 60 s). It
-        expires `lock_timeout` seconds (`LOCK_TIMEOUT`, 5) after its holder last renewed
-        it; a live holder renews it every fifth of that, so a gc that dies holding it
-        blocks writers for at most `lock_timeout`."""
+        """A reindex's section (gc's batches are scripts): a lock on the server that
+        writers wait for (up to 60 s). It expires `lock_timeout` seconds (`LOCK_TIMEOUT`,
+        5) after its holder last renewed it; a live holder renews it every fifth of that,
+        so one that dies holding it blocks writers for at most `lock_timeout`."""
         token = os.urandom(16).hex().encode()
         timeout_ms = max(1, int(self.lock_timeout * 1000))
         deadline = time.monotonic() + _WAIT
@@ -293,10 +324,12 @@ class RedisStore(KeyValueStore):
     share one database; a name with ``:``, ``*``, ``?``, ``[``, ``]`` or ``\\`` would
     reach into another's keys and is refused (`StoreError`). Needs the `redis` extra.
 
-    gc holds a lock on the server while it marks and sweeps; writers wait for it (up to
-    60 s, then `StoreError`). The lock expires 5 s (`LOCK_TIMEOUT`) after its holder last
-    renewed it, and a live gc renews it every second: a gc that dies holding it blocks
-    writers for at most 5 s.
+    gc reads the records without holding the store, then removes what it chose in
+    batches, each one script that the server runs whole: writers wait for one batch at
+    most, and a gc killed between two leaves a consistent store. A reindex holds a lock
+    on the server; writers wait for it (up to 60 s, then `StoreError`). The lock expires
+    5 s (`LOCK_TIMEOUT`) after its holder last renewed it, and a live holder renews it
+    every second: one that dies holding it blocks writers for at most 5 s.
     """
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0") -> None:

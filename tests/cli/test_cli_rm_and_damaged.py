@@ -65,7 +65,7 @@ def test_rm_of_an_unknown_id_is_one_line_and_removes_nothing(
     assert err.startswith("addressable: error: ") and err.count("\n") == 1
     assert "0123456789abcdef" in err
     code, out, _ = run(capsys, "rm", "0123456789abcdef", "--store", str(store), "--json")
-    assert code == EXIT_NOT_FOUND and json.loads(out)["exit_code"] == EXIT_NOT_FOUND
+    assert code == EXIT_NOT_FOUND and json.loads(out)["exit"] == EXIT_NOT_FOUND
     with ad.DiskStore(store) as opened:
         assert len(list(opened.records())) == len(results)
 

@@ -22,6 +22,7 @@ from ..store import Store
 from .output import (
     cell,
     content_json,
+    counted,
     one_line,
     print_json,
     shorten,
@@ -68,7 +69,7 @@ def run_ls(store: Store, args: argparse.Namespace, out: Console) -> int:
             time_text(r.observed_at),
         )
     out.print(table)
-    out.print(f"{len(records)} record{'' if len(records) == 1 else 's'}")
+    out.print(counted(len(records), "record"))
     return done
 
 
@@ -312,13 +313,14 @@ def run_verify(store: Store, args: argparse.Namespace, out: Console) -> int:
         if report.ok:
             verdict = "ok"
         else:
-            said = [f"{len(report.damaged)} records"] if report.damaged else []
-            said += [f"{len(report.indexes)} index problems"] if report.indexes else []
+            said = [counted(len(report.damaged), "record")] if report.damaged else []
+            said += [counted(len(report.indexes), "index problem")] if report.indexes else []
             verdict = "DAMAGED: " + ", ".join(said)
         mend = "; run verify --repair to rebuild the indexes" if report.indexes else ""
         out.print(
-            f"{verdict}; {report.records} records, {report.blobs_checked} payloads "
-            f"re-hashed; {report.orphan_blobs} unreferenced payloads "
+            f"{verdict}; {counted(report.records, 'record')}, "
+            f"{counted(report.blobs_checked, 'payload')} re-hashed; "
+            f"{counted(report.orphan_blobs, 'unreferenced payload')} "
             f"({size_text(report.orphan_bytes)}) reclaimable by gc{mend}"
         )
     return EXIT_OK if report.ok else EXIT_DAMAGE

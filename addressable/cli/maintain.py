@@ -17,7 +17,7 @@ from rich.console import Console
 from ..core.errors import EXIT_OK, ArgumentError, BundleError
 from ..recording.bundle import BundleSummary, export_bundle, import_bundle
 from ..store import DiskStore, Store
-from .output import print_json, size_text, terminal, visible
+from .output import counted, print_json, size_text, terminal, visible
 
 _CHUNK = 1 << 20  # bytes of a bundle from stdin copied at a time
 
@@ -29,8 +29,9 @@ def run_gc(store: Store, args: argparse.Namespace, out: Console) -> int:
         print_json(report.model_dump(mode="json"))
     else:
         out.print(
-            f"removed {len(report.removed_records)} records and {report.removed_blobs} "
-            f"payloads ({size_text(report.freed_bytes)}); kept {report.kept_pinned} pinned; "
+            f"removed {counted(len(report.removed_records), 'record')} and "
+            f"{counted(report.removed_blobs, 'payload')} ({size_text(report.freed_bytes)}); "
+            f"kept {report.kept_pinned} pinned; "
             f"{size_text(report.blob_bytes_after)} of payloads remain"
         )
     return EXIT_OK
@@ -51,8 +52,8 @@ def run_rm(store: Store, args: argparse.Namespace, out: Console) -> int:
         )
     else:
         out.print(
-            f"removed {len(report.removed_records)} records and {report.removed_blobs} "
-            f"payloads ({size_text(report.freed_bytes)})"
+            f"removed {counted(len(report.removed_records), 'record')} and "
+            f"{counted(report.removed_blobs, 'payload')} ({size_text(report.freed_bytes)})"
         )
     return EXIT_OK
 
@@ -171,8 +172,9 @@ def run_import(store: Store, args: argparse.Namespace, out: Console) -> int:
         print_json(summary.model_dump(exclude={"left_out"}))
     else:
         out.print(
-            f"imported {summary.records} records and {summary.blobs} payloads; "
-            f"{summary.skipped} records were already there"
+            f"imported {counted(summary.records, 'record')} and "
+            f"{counted(summary.blobs, 'payload')}; {counted(summary.skipped, 'record')} "
+            f"{'was' if summary.skipped == 1 else 'were'} already there"
         )
     return EXIT_OK
 

@@ -52,7 +52,7 @@ def test_rm_removes_records_pinned_or_not_and_their_lone_payloads(
         assert opened.stats().pinned == 0 and opened.stats().records == 3
         assert opened.verify().ok
     code, out, err = run(capsys, "rm", results[2].id, "--store", str(store))
-    assert code == 0 and "removed 1 records" in out
+    assert code == 0 and "removed 1 record and" in out
 
 
 def test_rm_of_an_unknown_id_is_one_line_and_removes_nothing(
@@ -133,3 +133,14 @@ def test_gc_removes_a_record_whose_payload_is_gone(
         )
         assert ad.Toolkit(opened).replay(rewritten.id).payload == results[2].payload
         assert opened.verify().ok
+
+
+def test_the_counts_each_command_says_agree_in_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    results = filled(store)
+    code, out, _ = run(capsys, "rm", results[0].id, "--store", str(store))
+    assert code == 0 and out.startswith("removed 1 record and 1 payload (")
+    code, out, _ = run(capsys, "verify", "--store", str(store))
+    assert ", 1 record," not in out and "records," in out and "0 unreferenced payloads" in out

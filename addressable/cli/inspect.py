@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from rich.console import Console
 from rich.table import Column, Table
 
+from ..core.counts import counted
 from ..core.errors import EXIT_DAMAGE, EXIT_INTEGRITY, EXIT_OK, EXIT_TOOL_ERROR, NotReplayable
 from ..core.payload import payload_text
 from ..core.records import Record, Status
@@ -22,7 +23,6 @@ from ..store import Store
 from .output import (
     cell,
     content_json,
-    counted,
     one_line,
     print_json,
     shorten,

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..core.counts import counted
 from ..core.errors import EXIT_OK, ArgumentError, BundleError
 from ..recording.bundle import BundleSummary, export_bundle, import_bundle
 from ..store import DiskStore, Store
-from .output import counted, print_json, size_text, terminal, visible
+from .output import print_json, size_text, terminal, visible
 
 _CHUNK = 1 << 20  # bytes of a bundle from stdin copied at a time
 

@@ -116,11 +116,6 @@ def shorten_middle(text: str, width: int) -> str:
     return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
-def counted(n: int, noun: str) -> str:
-    """`n` and `noun`, agreeing in number: "1 record", "2 records"."""
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
-
-
 def size_text(n: int) -> str:
     """A size in powers of 1000 (KB, MB, GB, TB), as `--max-bytes` reads them."""
     if n < 1000:

@@ -53,13 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentPars
         action="store_true",
         help="shell: run commands with this process's rights, not in a sandbox",
     )
-    p.add_argument(
-        "--max-result-tokens",
-        type=_cap,
-        metavar="N",
-        help="the first-sight cap: a result over N tokens is handed as its head and tail, "
-        "with how to read the rest (default 8000; 0: off)",
-    )
+    _add_cap(p)
     p.add_argument(
         "--http",
         type=_port,
@@ -72,6 +66,12 @@ def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentPars
     p.set_defaults(run=run_proxy, creates=True)
     p.add_argument("--config", help="a TOML config file: timeout and [[tools]] rules")
     p.add_argument("--timeout", type=float, help="seconds an upstream call may take (60)")
+    _add_cap(p)
+    p.add_argument("upstream", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
+
+
+def _add_cap(p: argparse.ArgumentParser) -> None:
+    """`--max-result-tokens`, which serve and proxy both take."""
     p.add_argument(
         "--max-result-tokens",
         type=_cap,
@@ -79,7 +79,6 @@ def add_arguments(parser: argparse.ArgumentParser, common: argparse.ArgumentPars
         help="the first-sight cap: a result over N tokens is handed as its head and tail, "
         "with how to read the rest (default 8000; 0: off)",
     )
-    p.add_argument("upstream", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
 
 
 def run_serve(store: Store, args: argparse.Namespace, out: Any) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..context.stubs import REPLAY_TOOL
+from ..core.counts import counted
 from ..core.errors import ArgumentError
 from ..core.tokens import count_tokens
 
@@ -141,7 +142,7 @@ class Sight:
         said = (
             f"[result {self.record_id}" if self.record_id else "[this result (not recorded)"
         ) + (
-            f": {_plural(len(self.lines), 'line')}, {len(self.text):,} characters, {about}"
+            f": {counted(len(self.lines), 'line')}, {len(self.text):,} characters, {about}"
             f"{self.tokens:,} tokens; over the {self.cap:,}-token cap, so its head and "
             "tail are shown"
         )
@@ -262,10 +263,6 @@ def _holds(text: str, budget: int) -> str:
     else:
         return ""
     return text_start(said, budget) if count_tokens(said) > budget else said
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def _kind(value: Any) -> str:

@@ -70,7 +70,7 @@ def too_deep(message: Mapping[str, Any] | Sequence[Any]) -> bool:
     while stack:
         value, depth = stack.pop()
         for item in value.values() if isinstance(value, Mapping) else value:
-            if isinstance(item, str):  # the most common, and quickest to pass over
+            if type(item) is str or isinstance(item, str):  # the most common: passed quickest
                 continue
             if isinstance(item, (dict, list, tuple, Mapping)):  # dict first: the quickest
                 if depth == MAX_NESTING:
@@ -158,7 +158,7 @@ def _views(messages: Sequence[Any]) -> tuple[list[Mapping[str, Any]], Source]:
     out: list[Mapping[str, Any]] = []
     source: Source = "dicts"
     for i, message in enumerate(messages):
-        if _is_langchain(message):
+        if type(message) is not dict and _is_langchain(message):
             raise MalformedMessages(
                 i, "a LangChain message in a list that does not start with one: use one kind"
             )
@@ -189,19 +189,31 @@ def _dump(value: Any) -> Any:
     )
 
 
+# Types that hold no SDK object, told apart by `type` first: a context is read often, and
+# an `isinstance` against an abstract class on each of its parts is most of the cost.
+_NO_MODEL = frozenset({str, int, float, bool, type(None), dict})
+
+
 def _plain(value: Any) -> Any:
     """`value` with every SDK object in it dumped; `value` itself when it holds none."""
-    if _is_model(value):
-        return _dump(value)
-    if isinstance(value, Mapping):
-        changed = {
-            k: _plain(v) for k, v in value.items() if isinstance(v, list | tuple) or _is_model(v)
-        }
-        if any(changed[k] is not value[k] for k in changed):
-            return {**value, **changed}
-        return value
-    if isinstance(value, list | tuple):
-        items = [_plain(v) for v in value]
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        if kind in _NO_MODEL:
+            return value
+        if _is_model(value):
+            return _dump(value)
+    if kind is dict or isinstance(value, Mapping):
+        changed = {}
+        for k, v in value.items():
+            if type(v) in _NO_MODEL:
+                continue
+            if isinstance(v, list | tuple) or _is_model(v):
+                dumped = _plain(v)
+                if dumped is not v:
+                    changed[k] = dumped
+        return {**value, **changed} if changed else value
+    if kind is list or isinstance(value, tuple):
+        items = [v if type(v) in _NO_MODEL and type(v) is not dict else _plain(v) for v in value]
         if any(a is not b for a, b in zip(items, value, strict=True)):
             return items
     return value
@@ -702,14 +714,18 @@ _IMAGE_PARTS = frozenset(
 # audio (whose tokens depend on its length, not read here).
 _OPAQUE_KEYS = frozenset({"signature", "thought_signature", "encrypted_content", "input_audio"})
 _OPAQUE, _FILE = 1, 2
+# Every key `_blob` may call data: any other is text, without asking.
+_BLOB_KEYS = _OPAQUE_KEYS | frozenset(
+    {"data", "base64", "result", "file_data", "url", "image_url", "file_url"}
+)
 
 
 def _read(value: Any, image: bool) -> tuple[str, int]:
     """`message_text` of `value`, and the tokens of what is in it and is not text.
     `image`: `value` is in an image, which is already counted."""
-    if isinstance(value, str):
+    if type(value) is str:
         return value, 0
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         kind = value.get("type")
         media = 0
         if not image and typed(kind, _IMAGE_PARTS):
@@ -718,7 +734,7 @@ def _read(value: Any, image: bool) -> tuple[str, int]:
         for key, v in value.items():
             if key in _UNREAD_KEYS or v is None:
                 continue
-            blob = _blob(kind, key, v)
+            blob = _blob(kind, key, v) if key in _BLOB_KEYS else 0
             if blob == _FILE and not image and isinstance(v, str):
                 media += -(-len(v) // FILE_CHARS_PER_TOKEN)
             if blob:
@@ -733,6 +749,8 @@ def _read(value: Any, image: bool) -> tuple[str, int]:
             texts.append(text)
             media += n
         return "\n".join(texts), media
+    if isinstance(value, str):
+        return value, 0
     if isinstance(value, list):
         read = [_read(v, image) for v in value]
         return "\n".join(text for text, _ in read), sum(n for _, n in read)

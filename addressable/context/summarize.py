@@ -104,7 +104,8 @@ class Known:
         names, then the rest; in each group the most used first. A name that another
         one holds whole (a file in its path) is left to that one."""
         found = [n for n in _counted(text) if self.new(n)][: limit * 2]
-        whole = [n for n in found if not any(n != other and _holds(other, n) for other in found)]
+        listed = "\n".join(found)  # one search a name, not one for each pair
+        whole = [n for n in found if not _held_by_another(listed, n)]
         return sorted(whole, key=_telling)[:limit]
 
     def failing(self, text: str) -> list[str]:
@@ -117,10 +118,18 @@ class Known:
         return names
 
 
-def _holds(other: str, name: str) -> bool:
-    """Whether `other` holds `name` whole (`src/a.py` holds `a.py`; `usr_123` does not
-    hold `usr_12`)."""
-    return _shows_whole(other, name, _word_char)
+def _held_by_another(listed: str, name: str) -> bool:
+    """Whether a line of `listed` other than `name` itself holds `name` whole (names
+    hold no line break)."""
+    at = listed.find(name)
+    while at >= 0:
+        end = at + len(name)
+        before = listed[at - 1] if at else "\n"
+        after = listed[end] if end < len(listed) else "\n"
+        if not (before == "\n" and after == "\n") and not (_word_char(before) or _word_char(after)):
+            return True
+        at = listed.find(name, at + 1)
+    return False
 
 
 def _shows_whole(text: str, value: str, goes_on: Callable[[str], bool]) -> bool:

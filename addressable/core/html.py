@@ -79,6 +79,11 @@ class _Reader(HTMLParser):
         elif tag == "li":
             self.parts.append("- ")
 
+    @property
+    def title_read(self) -> bool:
+        """Whether the first <title> has ended: the page's title is all in `title`."""
+        return self._titles > 0 and not self._in_title
+
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self._in_title = False
@@ -124,7 +129,18 @@ def html_markdown(html: str) -> str:
 
 def html_title(html: str) -> str:
     """The document's <title>, whitespace collapsed; "" when it has none."""
-    return read_html(html).title
+    # Read in pieces, up to the end of the first <title>: a page's title is at its top.
+    reader = _Reader()
+    for start in range(0, len(html), _TITLE_PIECE):
+        reader.feed(html[start : start + _TITLE_PIECE])
+        if reader.title_read:
+            break
+    else:
+        reader.close()
+    return " ".join(reader.title.split())
+
+
+_TITLE_PIECE = 4096  # characters
 
 
 def html_text(html: str) -> str:

@@ -139,11 +139,15 @@ def _operation(record: Record) -> str:
 
 
 def _gist(kit: Continuity, record: Record) -> str:
-    try:
-        item = evict(record, store=kit.store, budget=40, secrets=kit.secrets)
-    except AddressableError:
-        return ""
-    return getattr(item, "gist", "") or getattr(item, "text", "")
+    # A record never changes, so its gist is made once; a secret learnt since masks it again.
+    key = (record.id, len(kit.secrets.known()))
+    if key not in kit.gists:
+        try:
+            item = evict(record, store=kit.store, budget=40, secrets=kit.secrets)
+        except AddressableError:
+            return ""
+        kit.gists[key] = getattr(item, "gist", "") or getattr(item, "text", "")
+    return kit.gists[key]
 
 
 def _str(value: object) -> str | None:
@@ -317,6 +321,7 @@ class Continuity:
         self.replay = calls.replay
         self.stale_ids: set[str] = set()
         self.stale_policy = stale_policy
+        self.gists: dict[tuple[str, int], str] = {}  # a state document's observations
 
     @property
     def stale_policy(self) -> StalePolicy:

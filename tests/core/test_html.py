@@ -3,6 +3,8 @@ readable text and the summariser's page stubs alike."""
 
 from __future__ import annotations
 
+import pytest
+
 import addressable as ad
 from addressable.adapters import html_title, html_to_text
 from addressable.core.html import html_markdown, read_html
@@ -74,3 +76,25 @@ def test_a_page_stub_reads_the_page_as_the_adapters_do() -> None:
     assert gist.startswith('"Threads & locks": A Lock is not re-entrant.')
     assert "https://docs.example/lock.html" in gist
     assert "/home" not in gist and "style.css" not in gist and "not text" not in gist
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        # a title cut across the pieces the title is read in, and a long page after it
+        "<html><head>"
+        + " " * 4090
+        + "<title>Split &amp;\n title</title></head>"
+        + "<body>"
+        + "<p>text</p>" * 5000,
+        # no title, and a title only in an SVG at the end of a long page
+        "<p>x</p>" * 5000,
+        "<p>x</p>" * 5000 + "<svg><title>late</title></svg>",
+        # a title that never ends
+        "<title>open " + "words " * 2000,
+        # a second title before the first ends, and a title named in a script first
+        "<script>let t = '<title>no</title>'</script><title>first<title>second</title>",
+    ],
+)
+def test_the_title_is_the_one_a_whole_reading_finds(page: str) -> None:
+    assert html_title(page) == read_html(page).title

@@ -16,6 +16,14 @@ from tests.helpers import SECRET_VALUES, FakeClock, assert_no_secrets
 from tests.helpers.httpserver import LocalServer
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n logical` (or auto): two workers a core. Much of the suite waits on what it
+    starts (processes, servers, sandboxes, deadlines), and a waiting worker leaves its
+    core to the other."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 * (cores or 1)
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -121,6 +121,7 @@ from .messages import (
     restore,
     said,
     set_result_text,
+    view_tokens,
     views,
 )
 from .stubs import REPLAY_TOOL, make_stub, parse_stub, short_id
@@ -152,7 +153,7 @@ class Listing:
     def tokens(self, index: int) -> int:
         """Message `index`'s tokens, as `message_tokens` counts a request's."""
         if index not in self._tokens:
-            self._tokens[index] = message_tokens([self.messages[index]])
+            self._tokens[index] = view_tokens(self.messages[index])
         return self._tokens[index]
 
     def total(self) -> int:

@@ -670,9 +670,14 @@ def message_tokens(
     with using_tokenizer(tokenizer):
         total = count_tokens(system) + MESSAGE_OVERHEAD if system else 0
         for message in messages:
-            text, media = _read(message, False)
-            total += MESSAGE_OVERHEAD + count_tokens(text) + media
+            total += view_tokens(message)
     return total
+
+
+def view_tokens(message: Mapping[str, Any]) -> int:
+    """`message_tokens` of one message as `views` gives it: a dict, read already."""
+    text, media = _read(message, False)
+    return MESSAGE_OVERHEAD + count_tokens(text) + media
 
 
 def content_tokens(content: Sequence[Any]) -> int:

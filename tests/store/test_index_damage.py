@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -48,6 +49,23 @@ def fill(store: ad.Store, n: int = 1500) -> dict[str, list[str]]:
         )
         by_key.setdefault(key, []).append(res.id)
     return {k: sorted(v) for k, v in by_key.items()}
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
+    """A disk store filled by `fill` and checked sound, made once: each test damages a
+    copy of it."""
+    directory = tmp_path_factory.mktemp("filled") / "store"
+    with ad.DiskStore(directory) as store:
+        by_key = fill(store)
+        assert store.verify().ok
+    return directory, by_key
+
+
+def copied(filled: tuple[Path, dict[str, list[str]]], tmp_path: Path) -> Path:
+    directory = tmp_path / "store"
+    shutil.copytree(filled[0], directory)
+    return directory
 
 
 def finds_every_record(store: ad.Store, by_key: dict[str, list[str]]) -> None:
@@ -92,12 +110,9 @@ def flip(database: Path, index: str, seed: int) -> None:
 @pytest.mark.parametrize("which", list(SQLITE_INDEXES))
 @pytest.mark.parametrize("seed", range(2))
 def test_damage_to_a_sqlite_index_is_named_and_repaired(
-    tmp_path: Path, which: str, seed: int
+    tmp_path: Path, which: str, seed: int, filled: tuple[Path, dict[str, list[str]]]
 ) -> None:
-    directory = tmp_path / "store"
-    with ad.DiskStore(directory) as store:
-        by_key = fill(store)
-        assert store.verify().ok
+    directory, by_key = copied(filled, tmp_path), filled[1]
     flip(directory / "cache.db", SQLITE_INDEXES[which], seed)
     with ad.DiskStore(directory) as store:
         report = store.verify()
@@ -113,13 +128,12 @@ def test_damage_to_a_sqlite_index_is_named_and_repaired(
 
 @pytest.mark.parametrize("seed", range(2))
 def test_damage_to_the_table_of_index_entries_is_named_and_repaired(
-    tmp_path: Path, seed: int
+    tmp_path: Path, seed: int, filled: tuple[Path, dict[str, list[str]]]
 ) -> None:
     # Sightings, sessions seen again: entries of the store's own index table (one that
     # SQLite cannot re-index in place, as it is a table): made anew from the records.
-    directory = tmp_path / "store"
+    directory, by_key = copied(filled, tmp_path), filled[1]
     with ad.DiskStore(directory) as store:
-        by_key = fill(store)
         later = FakeClock().now + timedelta(days=1)
         for record_id in [i for ids in by_key.values() for i in ids][:800]:
             store.add_observation(record_id, Observation(at=later, session="later"))

@@ -80,7 +80,7 @@ def _said_damaged(damaged: list[str]) -> int:
         return EXIT_OK
     shown = ", ".join(damaged[:5]) + (f" and {len(damaged) - 5} more" if len(damaged) > 5 else "")
     print(
-        f"addressable: error: {len(damaged)} damaged record(s) not listed: {shown}; "
+        f"addressable: error: {counted(len(damaged), 'damaged record')} not listed: {shown}; "
         f"run `addressable verify` (exit {EXIT_INTEGRITY})",
         file=sys.stderr,
     )

@@ -30,6 +30,8 @@ class Backend(Protocol):
     # Seconds gc waits between the batches it removes records in, so that writers
     # waiting for the store get it between two.
     gc_pause: float
+    # Seconds gc's batches are sized to take: what a writer may wait for.
+    gc_batch_time: float
 
     def get(self, key: str) -> bytes | None: ...
 

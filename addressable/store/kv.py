@@ -194,12 +194,12 @@ def _hashes_in(raw: bytes) -> set[str]:
 
 
 # Records gc removes in one step (a transaction, a script): what a writer waits for at
-# most. A batch starts small and doubles while one takes under `_BATCH_TIME`, halving
-# when one takes longer: the larger the store, the longer each removal (a deeper tree,
-# fewer of its pages in memory), and the wait stays about the same.
+# most. A batch starts small and grows by a quarter while one takes well under the
+# backend's `gc_batch_time`, and shrinks in proportion when one takes longer: the larger the store,
+# the longer each removal (a deeper tree, fewer of its pages in memory), and the wait
+# stays about the same.
 _BATCH = 256
 _FIRST_BATCH = 16
-_BATCH_TIME = 0.05  # seconds
 
 
 def _chosen(
@@ -943,10 +943,10 @@ class KeyValueStore:
             gone += ids
             freed.update(blobs)
             done += len(chunk) or len(addresses)
-            if took > _BATCH_TIME:
-                size = max(1, size // 2)
-            elif took < _BATCH_TIME / 2:
-                size = min(size * 2, _BATCH)
+            if took > b.gc_batch_time:
+                size = max(1, int(size * b.gc_batch_time / took))
+            elif took < b.gc_batch_time * 3 / 4:
+                size = min(size + max(1, size // 4), _BATCH)
         return gone, freed
 
     def remove(self, record_ids: Sequence[str]) -> GcReport:

@@ -15,6 +15,7 @@ class _MemoryBackend:
     ranged_keys = False
     indexes_records = False
     gc_pause = 0.0  # one lock, in one process: no writer polls for it
+    gc_batch_time = 0.01
 
     def __init__(self) -> None:
         self._data: dict[str, bytes] = {}

@@ -277,4 +277,4 @@ def test_ls_lists_the_others_and_exits_4_naming_the_damaged(
         code = main(["ls", "--store", str(path), "--json", *extra])
         out, err = capsys.readouterr()
         assert code == 4 and [r["id"] for r in json.loads(out)] == [kept.id]
-        assert f"1 damaged record(s) not listed: {edited.id}" in err
+        assert f"1 damaged record not listed: {edited.id}" in err

@@ -27,6 +27,8 @@ class _RedisBackend:
     ranged_keys = False  # SCAN reads every key: ids have an index of their own
     indexes_records = False
     gc_pause = 0.0  # a batch is one script: the server runs writers' between two
+    # A write is several commands, and each may wait for a script: scripts are kept short.
+    gc_batch_time = 0.003
 
     def __init__(self, url: str) -> None:
         try:

@@ -883,11 +883,13 @@ class KeyValueStore:
         live.sort(key=lambda item: (item[0], item[1].id))
         pinned = {r.id for _, r in live if pins.get(r.id) is not None and r.id not in ended}
         removed = _chosen(live, pinned, now, max_age, max_bytes)
-        # An ended pin of a record that stays goes now; one of a record that goes, with
-        # it, in its batch, and only if it is still the pin read here: a record pinned
-        # again meanwhile is kept.
-        for record_id in set(ended) - set(removed):
-            self.unpin(record_id)
+        # An ended pin of a record that stays goes now, and one of a record that goes
+        # with it, in its batch: each only if it is still the pin read here, so that a
+        # pin renewed meanwhile stands.
+        for record_id in sorted(set(ended) - set(removed)):
+            with b.exclusive():
+                if b.get(PIN + record_id) == ended[record_id]:
+                    self.unpin(record_id)
         # Records whose payload is gone can never be replayed: they go too, so that
         # the same call made again stores a whole record.
         chosen, present = set(removed), {}

@@ -245,3 +245,34 @@ def test_a_record_pinned_again_after_gc_read_its_ended_pin_is_kept(
         assert store.is_pinned(target)
         assert ad.Toolkit(store).replay(target).payload == made[target]
         check_sound(store, made)
+
+
+def test_a_pin_renewed_after_gc_read_it_ended_stands_on_a_record_gc_keeps(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # gc reads an ended pin of a record it keeps (a new one); meanwhile the user pins the
+    # record again: gc drops the ended pin it read, never the one made since.
+    with ad.open_store(url) as store:
+        made = fill(store)
+        target = list(made)[-1]  # among the newest: gc keeps it
+        store.pin(target, reason="stub", until=NOW - timedelta(days=1))  # ended at NOW
+        other = list(made)[-2]
+        store.pin(other, reason="stub", until=NOW - timedelta(days=1))  # ended, not renewed
+        real = kv.load_pin
+        renewed: list[str] = []
+
+        def load_pin(raw: bytes) -> Pin:
+            held = real(raw)
+            if not renewed and held.reason == "stub" and not held.live(NOW):
+                renewed.append(target)
+                store.pin(target)  # made while gc holds the ended one
+            return held
+
+        monkeypatch.setattr(kv, "load_pin", load_pin)
+        report = store.gc(max_age=MAX_AGE, now=NOW)
+        monkeypatch.undo()
+        assert renewed == [target] and target not in report.removed_records
+        held = store.pin_info(target)
+        assert held is not None and held.reason == "user"
+        assert store.pin_info(other) is None  # the ended pin that nobody renewed went
+        check_sound(store, made)

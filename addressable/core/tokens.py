@@ -181,6 +181,8 @@ def count_tokens(text: str, encoding: str | None = None) -> int:
         _warn_estimate(name)
     if len(text) >= _CACHED_FROM:
         return _count_long(text, name)
+    if len(text) >= _SHORT_CACHED_FROM:
+        return _count_short(text, name)
     return _count(text, name)
 
 
@@ -218,10 +220,16 @@ def _call(tokenizer: Tokenizer, text: str) -> int:
 
 
 _CACHED_FROM = 512  # characters; longer texts are remembered: a context is counted often
+_SHORT_CACHED_FROM = 24  # and shorter ones down to this, in a cache of their own
 
 
 @functools.lru_cache(maxsize=8192)
 def _count_long(text: str, name: str) -> int:
+    return _count(text, name)
+
+
+@functools.lru_cache(maxsize=16384)  # under 512 characters each: a few MB at most
+def _count_short(text: str, name: str) -> int:
     return _count(text, name)
 
 

@@ -22,7 +22,8 @@ written, and gc removes them (it reads every record, then removes in batches) wh
 writer in another process records a result every few milliseconds. The figures are
 gc's time, the longest any write waited while it ran, and that wait as a ratio to the
 same at the smallest size: a writer waits for one batch at most, so the longest wait
-should stay flat as the store grows.
+should stay flat as the store grows. The same writer then runs alone for as long: its
+longest write is what a write takes at that size with no gc.
 
 Each figure is the lowest of five medians of repeated runs, the operations taking turns
 (so that a burst of load on a shared machine moves one round, not the figure). The point
@@ -320,10 +321,29 @@ OLD_FRACTION = 10  # gc removes a tenth as many records as the store holds
 def measure_gc(store: ad.Store, url: str, size: int, tmp: Path) -> dict[str, float]:
     """gc removing size // OLD_FRACTION records older than the others, with a writer
     process beside it: gc's seconds, the writes made meanwhile, the longest and the
-    median write (seconds)."""
+    median write (seconds); then the same writer alone for as long, its longest write
+    ("alone"): what a write takes at this size with no gc."""
     for i in range(size // OLD_FRACTION):
         payload = b"old %d %d" % (size, i)
         store.put(_record(-(10**8) - i, "old", {"size": size, "i": i}, payload, "old"), payload)
+    took = 0.0
+
+    def run_gc() -> None:
+        nonlocal took
+        start = time.perf_counter()
+        report = store.gc(max_age=timedelta(days=365), now=T0 + timedelta(days=30))
+        took = time.perf_counter() - start
+        removed = len(report.removed_records)
+        if removed != size // OLD_FRACTION:
+            raise RuntimeError(f"gc removed {removed} records, not {size // OLD_FRACTION}")
+
+    waits = _beside(url, tmp, run_gc)
+    alone = _beside(url, tmp, lambda: time.sleep(took))
+    return {"gc_s": took, **waits, "alone": alone["longest"]}
+
+
+def _beside(url: str, tmp: Path, work: Callable[[], None]) -> dict[str, float]:
+    """What the writer's writes took while `work` ran (and 0.2 s either side)."""
     stop = tmp / f"stop-{uuid.uuid4().hex[:8]}"
     with subprocess.Popen(
         [sys.executable, "-c", _WRITER, url, str(stop)], stdout=subprocess.PIPE, text=True
@@ -332,15 +352,11 @@ def measure_gc(store: ad.Store, url: str, size: int, tmp: Path) -> dict[str, flo
         if writer.stdout.readline().strip() != "ready":
             raise RuntimeError("the writer beside gc did not start")
         time.sleep(0.2)
-        start = time.perf_counter()
-        report = store.gc(max_age=timedelta(days=365), now=T0 + timedelta(days=30))
-        took = time.perf_counter() - start
+        work()
         time.sleep(0.2)
         stop.touch()
-        waits = json.loads(writer.communicate(timeout=600)[0].splitlines()[-1])
-    if len(report.removed_records) != size // OLD_FRACTION:
-        raise RuntimeError(f"gc removed {len(report.removed_records)} records, not {size // 10}")
-    return {"gc_s": took, **waits}
+        waits: dict[str, float] = json.loads(writer.communicate(timeout=600)[0].splitlines()[-1])
+    return waits
 
 
 def _disk_raw_get(directory: Path) -> Callable[[], object]:
@@ -396,6 +412,7 @@ def run_store(
                         "longest_write_ms": round(gc["longest"] * 1e3, 1),
                         "median_write_ms": round(gc["median"] * 1e3, 2),
                         "p99_write_ms": round(gc["p99"] * 1e3, 1),
+                        "longest_write_without_gc_ms": round(gc["alone"] * 1e3, 1),
                     },
                     "fill_s": round(fill_s, 2),
                     "fill_us_per_record": round(
@@ -515,6 +532,10 @@ def table(figures: dict[str, Any]) -> Table:
             f"{gc['longest_write_ms']:,.1f} ms (x{gc['longest_write_to_smallest']:.1f})"
             for gc in (row["gc"] for row in rows)
         ),
+    )
+    t.add_row(
+        "longest write, no gc",
+        *(f"{row['gc']['longest_write_without_gc_ms']:,.1f} ms" for row in rows),
     )
     t.add_row(
         "median write, gc running", *(f"{row['gc']['median_write_ms']:,.2f} ms" for row in rows)

@@ -38,11 +38,12 @@ def test_scale_benchmark_writes_its_figures(tmp_path: Path, redis_url: str) -> N
         gc = row["gc"]  # a tenth more records, older than the others, removed beside a writer
         assert gc["removed"] == row["records"] // 10 and gc["writes_meanwhile"] > 0
         assert 0 < gc["median_write_ms"] <= gc["p99_write_ms"] <= gc["longest_write_ms"]
+        assert gc["longest_write_without_gc_ms"] > 0  # the same writer alone, as long
         for op, ratio in row["ratio_to_smallest"].items():
             smallest = next(r for r in rows if r["store"] == row["store"])
             assert ratio == round(row["us"][op] / smallest["us"][op], 2)
     assert "records(session=)" in proc.stdout and "redis 1,200" in proc.stdout
-    assert "longest write, gc running" in proc.stdout
+    assert "longest write, gc running" in proc.stdout and "longest write, no gc" in proc.stdout
 
 
 def test_scale_benchmark_refuses_sizes_too_small_for_its_targets() -> None:

@@ -194,10 +194,10 @@ def _hashes_in(raw: bytes) -> set[str]:
 
 
 # Records gc removes in one step (a transaction, a script): what a writer waits for at
-# most. A batch starts small and grows by a quarter while one takes well under the
-# backend's `gc_batch_time`, and shrinks in proportion when one takes longer: the larger the store,
-# the longer each removal (a deeper tree, fewer of its pages in memory), and the wait
-# stays about the same.
+# most. A batch starts small, grows by a quarter while one takes well under the
+# backend's `gc_batch_time` and shrinks in proportion when one takes longer: the larger
+# the store, the longer each removal (a deeper tree, fewer of its pages in memory), and
+# the wait stays about the same.
 _BATCH = 256
 _FIRST_BATCH = 16
 

@@ -16,6 +16,7 @@ from tests.helpers import SECRET_VALUES, FakeClock, assert_no_secrets
 from tests.helpers.httpserver import LocalServer
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: pytest runs without xdist too
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n logical` (or auto): two workers a core. Much of the suite waits on what it
     starts (processes, servers, sandboxes, deadlines), and a waiting worker leaves its

@@ -189,23 +189,24 @@ def _dump(value: Any) -> Any:
     )
 
 
-# Types that hold no SDK object, told apart by `type` first: a context is read often, and
-# an `isinstance` against an abstract class on each of its parts is most of the cost.
-_NO_MODEL = frozenset({str, int, float, bool, type(None), dict})
+# Values that are no SDK object and hold none, told apart by `type` first: a context is
+# read often, and an `isinstance` against an abstract class on each part is most of it.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _plain(value: Any) -> Any:
-    """`value` with every SDK object in it dumped; `value` itself when it holds none."""
+    """`value` with every SDK object in it dumped; `value` itself when it holds none.
+    Of a mapping, the lists and the SDK objects among its values are read, not its
+    mappings."""
     kind = type(value)
-    if kind is not dict and kind is not list:
-        if kind in _NO_MODEL:
-            return value
-        if _is_model(value):
-            return _dump(value)
+    if kind in _SCALARS:
+        return value
+    if kind is not dict and kind is not list and _is_model(value):
+        return _dump(value)
     if kind is dict or isinstance(value, Mapping):
         changed = {}
         for k, v in value.items():
-            if type(v) in _NO_MODEL:
+            if type(v) in _SCALARS or type(v) is dict:
                 continue
             if isinstance(v, list | tuple) or _is_model(v):
                 dumped = _plain(v)
@@ -213,7 +214,7 @@ def _plain(value: Any) -> Any:
                     changed[k] = dumped
         return {**value, **changed} if changed else value
     if kind is list or isinstance(value, tuple):
-        items = [v if type(v) in _NO_MODEL and type(v) is not dict else _plain(v) for v in value]
+        items = [v if type(v) in _SCALARS else _plain(v) for v in value]
         if any(a is not b for a, b in zip(items, value, strict=True)):
             return items
     return value

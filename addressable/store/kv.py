@@ -885,11 +885,13 @@ class KeyValueStore:
         removed = _chosen(live, pinned, now, max_age, max_bytes)
         # An ended pin of a record that stays goes now, and one of a record that goes
         # with it, in its batch: each only if it is still the pin read here, so that a
-        # pin renewed meanwhile stands.
-        for record_id in sorted(set(ended) - set(removed)):
+        # pin renewed meanwhile stands. A few to a step: a store may hold many ended pins.
+        stale = sorted(set(ended) - set(removed))
+        for i in range(0, len(stale), _FIRST_BATCH):
             with b.exclusive():
-                if b.get(PIN + record_id) == ended[record_id]:
-                    self.unpin(record_id)
+                for record_id in stale[i : i + _FIRST_BATCH]:
+                    if b.get(PIN + record_id) == ended[record_id]:
+                        self.unpin(record_id)
         # Records whose payload is gone can never be replayed: they go too, so that
         # the same call made again stores a whole record.
         chosen, present = set(removed), {}

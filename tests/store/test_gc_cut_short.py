@@ -218,6 +218,27 @@ def test_a_pin_racing_gc_keeps_its_record_or_raises(url: str) -> None:
         check_sound(store, made)
 
 
+def gc_pinning_again(
+    store: ad.Store, target: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[ad.GcReport, list[str]]:
+    """gc, with `target` given a user pin as gc reads the first ended pin; its report,
+    and [target] once the pin was made."""
+    real = kv.load_pin
+    pinned_again: list[str] = []
+
+    def load_pin(raw: bytes) -> Pin:
+        held = real(raw)
+        if not pinned_again and held.reason == "stub" and not held.live(NOW):
+            pinned_again.append(target)
+            store.pin(target)  # a user pin, made while gc holds the ended one
+        return held
+
+    monkeypatch.setattr(kv, "load_pin", load_pin)
+    report = store.gc(max_age=MAX_AGE, now=NOW)
+    monkeypatch.undo()
+    return report, pinned_again
+
+
 def test_a_record_pinned_again_after_gc_read_its_ended_pin_is_kept(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -227,19 +248,7 @@ def test_a_record_pinned_again_after_gc_read_its_ended_pin_is_kept(
         made = fill(store)
         target = next(i for i in made if not store.is_pinned(i))
         store.pin(target, reason="stub", until=NOW - timedelta(days=1))  # ended at NOW
-        real = kv.load_pin
-        pinned_again: list[str] = []
-
-        def load_pin(raw: bytes) -> Pin:
-            held = real(raw)
-            if not pinned_again and held.reason == "stub" and not held.live(NOW):
-                pinned_again.append(target)
-                store.pin(target)  # a user pin, made while gc holds the ended one
-            return held
-
-        monkeypatch.setattr(kv, "load_pin", load_pin)
-        report = store.gc(max_age=MAX_AGE, now=NOW)
-        monkeypatch.undo()
+        report, pinned_again = gc_pinning_again(store, target, monkeypatch)
         assert pinned_again == [target]
         assert target not in report.removed_records
         assert store.is_pinned(target)
@@ -258,19 +267,7 @@ def test_a_pin_renewed_after_gc_read_it_ended_stands_on_a_record_gc_keeps(
         store.pin(target, reason="stub", until=NOW - timedelta(days=1))  # ended at NOW
         other = list(made)[-2]
         store.pin(other, reason="stub", until=NOW - timedelta(days=1))  # ended, not renewed
-        real = kv.load_pin
-        renewed: list[str] = []
-
-        def load_pin(raw: bytes) -> Pin:
-            held = real(raw)
-            if not renewed and held.reason == "stub" and not held.live(NOW):
-                renewed.append(target)
-                store.pin(target)  # made while gc holds the ended one
-            return held
-
-        monkeypatch.setattr(kv, "load_pin", load_pin)
-        report = store.gc(max_age=MAX_AGE, now=NOW)
-        monkeypatch.undo()
+        report, renewed = gc_pinning_again(store, target, monkeypatch)
         assert renewed == [target] and target not in report.removed_records
         held = store.pin_info(target)
         assert held is not None and held.reason == "user"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import subprocess
 import sys
@@ -34,9 +35,20 @@ def test_overhead_benchmark_writes_its_figures(tmp_path: Path) -> None:
     for r in figures["results"]:
         for part in ("floor", "tuned_floor", "wrapped", "replay", "get_and_hash"):
             assert 0 < r[part]["p10_us"] <= r[part]["median_us"] <= r[part]["p90_us"]
-        pooled = r["wrapped"]["median_us"] / r["floor"]["median_us"]
-        assert 0.5 * pooled < r["ratio"] < 2 * pooled  # a median of rounds, near the pooled one
-        assert r["label"] in proc.stdout
+        assert r["ratio"] > 0 and r["label"] in proc.stdout
+
+
+def test_a_ratio_is_the_median_of_its_rounds_so_one_burst_of_load_does_not_move_it() -> None:
+    # The timings of a run on a shared machine are too noisy to check the figure by: the
+    # rule that makes it steady is checked on timings made up for it.
+    spec = importlib.util.spec_from_file_location("overhead", BENCHMARKS / "overhead.py")
+    assert spec is not None and spec.loader is not None
+    overhead = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(overhead)
+    floor = [1.0] * 50
+    burst = [2.0] * 40 + [50.0] * 10  # the last of five rounds, slowed 25 times
+    assert overhead._ratio(burst, floor) == 2.0
+    assert overhead._ratio([3.0] * 50, floor) == 3.0
 
 
 def test_startup_benchmark_times_every_command_and_writes_its_ratios(tmp_path: Path) -> None:

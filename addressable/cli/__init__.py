@@ -29,7 +29,7 @@ from ..core.errors import (
     NotFound,
     NotReplayable,
 )
-from .output import one_line, print_json, visible
+from .output import Printer, one_line, print_json, visible
 from .parser import EPILOG, build_parser
 
 if TYPE_CHECKING:
@@ -55,18 +55,16 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     fail = functools.partial(_fail, as_json=bool(getattr(args, "json", False)))
-    # Loaded once a command is to run: reading the command line (--version) needs none.
-    from rich.console import Console
-
     if args.command == "bench":
+        from rich.console import Console
+
         from ..bench.cli import run_bench
 
         try:
             return run_bench(args, Console(highlight=False, soft_wrap=True))
         except (AddressableError, OSError) as exc:
             return fail(exc, EXIT_FAILURE)
-    # Nothing printed here is markup: what tools wrote must show as written.
-    out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+    out = Printer()
     try:
         store, made = _opened(args)
         code: int = EXIT_FAILURE  # until the command says otherwise

@@ -1,4 +1,5 @@
-"""The commands that look into a store: ls, show, replay, verify and stats."""
+"""The commands that look into a record or a store: show, replay, verify and stats
+(`ls` is in `cli.listing`)."""
 
 from __future__ import annotations
 
@@ -12,21 +13,20 @@ import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from rich.console import Console
 from rich.table import Column, Table
 
 from ..core.counts import counted
-from ..core.errors import EXIT_DAMAGE, EXIT_INTEGRITY, EXIT_OK, EXIT_TOOL_ERROR, NotReplayable
+from ..core.errors import EXIT_DAMAGE, EXIT_OK, EXIT_TOOL_ERROR, NotReplayable
 from ..core.payload import payload_text
 from ..core.records import Record, Status
 from ..store import Store
 from .output import (
+    Printer,
     cell,
     content_json,
     one_line,
     print_json,
     shorten,
-    shorten_middle,
     size_text,
     terminal,
     time_text,
@@ -40,54 +40,7 @@ if TYPE_CHECKING:
     from ..kit import Toolkit
 
 
-def run_ls(store: Store, args: argparse.Namespace, out: Console) -> int:
-    """`ls`: the records, oldest first, filtered and limited."""
-    filters = {"tool": args.tool, "key": args.key, "session": args.session, "since": args.since}
-    damaged: list[str] = []  # said apart: one altered record hides none of the others
-    if args.limit is None:
-        records = list(store.records(**filters, damaged=damaged))
-    else:  # the newest, found from the newest down rather than by listing all
-        found = store.records(**filters, newest_first=True, limit=args.limit, damaged=damaged)
-        records = list(found)[::-1]
-    done = _said_damaged(list(dict.fromkeys(damaged)))
-    if args.json:
-        print_json([r.model_dump(mode="json") for r in records])
-        return done
-    # A key too wide for the terminal folds onto more lines rather than losing its end.
-    key = Column("key or args", overflow="fold")
-    id_ = Column("id", no_wrap=True, min_width=16)
-    table = Table(id_, "tool", key, "kind", "status", "size", "observed")
-    for r in records:
-        status = r.outcome.value if r.outcome else r.status.value
-        table.add_row(
-            cell(r.id),
-            cell(shorten(visible(r.tool), 50)),
-            cell(shorten_middle(visible(r.key or json.dumps(r.args, ensure_ascii=False)), 60)),
-            r.determinism.value,
-            status,
-            size_text(r.size),
-            time_text(r.observed_at),
-        )
-    out.print(table)
-    out.print(counted(len(records), "record"))
-    return done
-
-
-def _said_damaged(damaged: list[str]) -> int:
-    """Name on stderr the records a listing left out because they are damaged: EXIT_INTEGRITY
-    when there are any (the rest is listed all the same), EXIT_OK otherwise."""
-    if not damaged:
-        return EXIT_OK
-    shown = ", ".join(damaged[:5]) + (f" and {len(damaged) - 5} more" if len(damaged) > 5 else "")
-    print(
-        f"addressable: error: {counted(len(damaged), 'damaged record')} not listed: {shown}; "
-        f"run `addressable verify` (exit {EXIT_INTEGRITY})",
-        file=sys.stderr,
-    )
-    return EXIT_INTEGRITY
-
-
-def run_show(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_show(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`show`: a record's metadata and the head of its content (all of it with --raw)."""
     record = store.get(store.resolve(args.id))
     payload = store.read(record)
@@ -167,7 +120,7 @@ def _head_json(payload: bytes, media_type: str) -> dict[str, Any]:
     return {**shown, "payload_bytes": len(payload), "payload_truncated": cut}
 
 
-def run_replay(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_replay(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`replay`: a result's exact stored bytes; with --verify, re-run and say what changed."""
     from ..kit import Toolkit  # what a replay runs with, loaded by the command that needs it
 
@@ -287,7 +240,7 @@ def _adapters_for(kit: Toolkit, record: Record, *, run: bool) -> None:
         adapters.Shell(kit, cwd=record.args["cwd"], allow_shell=bool(record.args.get("shell")))
 
 
-def run_verify(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_verify(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`verify`: re-hash every payload and check the indexes; EXIT_DAMAGE when any record
     is damaged or an index is wrong. With --repair, wrong indexes are built again from
     the records first, and the store verified again."""
@@ -326,7 +279,7 @@ def run_verify(store: Store, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK if report.ok else EXIT_DAMAGE
 
 
-def run_stats(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_stats(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`stats`: counts and sizes of what the store holds."""
     stats = store.stats()
     if args.json:

@@ -12,18 +12,16 @@ import tempfile
 from contextlib import suppress
 from pathlib import Path
 
-from rich.console import Console
-
 from ..core.counts import counted
 from ..core.errors import EXIT_OK, ArgumentError, BundleError
 from ..recording.bundle import BundleSummary, export_bundle, import_bundle
 from ..store import DiskStore, Store
-from .output import print_json, size_text, terminal, visible
+from .output import Printer, print_json, size_text, terminal, visible
 
 _CHUNK = 1 << 20  # bytes of a bundle from stdin copied at a time
 
 
-def run_gc(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_gc(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`gc`: remove old unpinned records, then the oldest past --max-bytes."""
     report = store.gc(max_age=args.max_age, max_bytes=args.max_bytes)
     if args.json:
@@ -38,7 +36,7 @@ def run_gc(store: Store, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def run_rm(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_rm(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`rm`: remove records by id or prefix, pinned or not; all or none (an id not
     found removes nothing)."""
     ids = [store.resolve(given) for given in args.ids]
@@ -59,7 +57,7 @@ def run_rm(store: Store, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def run_export(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_export(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`export`: the whole store as a bundle, to -o FILE or to a stdout that is not a
     terminal."""
     to_file = bool(args.output) and args.output != "-"  # "-": stdout, as import reads it
@@ -152,7 +150,7 @@ def _refuse_inside(store: Store, output: Path, target: Path) -> None:
         )
 
 
-def run_import(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_import(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`import`: a bundle's records and payloads, from a file or stdin (-)."""
     if args.bundle == "-":
         # Kept in a file a chunk at a time (the bundle is read twice: checked, then
@@ -180,7 +178,7 @@ def run_import(store: Store, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def run_pin(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_pin(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`pin`: keep a record through every gc."""
     record_id = store.resolve(args.id)
     store.pin(record_id)
@@ -191,7 +189,7 @@ def run_pin(store: Store, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def run_unpin(store: Store, args: argparse.Namespace, out: Console) -> int:
+def run_unpin(store: Store, args: argparse.Namespace, out: Printer) -> int:
     """`unpin`: let gc remove a record again."""
     record_id = store.resolve(args.id)
     store.unpin(record_id)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.text import Text
 
 from ..core.payload import payload_text
@@ -43,6 +44,22 @@ def visible(text: str, *, lines: bool = False) -> str:
 def one_line(message: str) -> str:
     """`message` on one visible line, as errors are printed."""
     return visible(" ".join(part.strip() for part in message.splitlines() if part.strip()))
+
+
+class Printer:
+    """Where a command prints its tables and lines: rich's console, made when first
+    printed to (a listing prints without rich). Nothing printed is read as markup: what
+    tools wrote must show as written."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    def print(self, *objects: Any) -> None:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+        self._console.print(*objects)
 
 
 def cell(text: str) -> Text:

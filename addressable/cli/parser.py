@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(run=run, creates=False)
         return p
 
-    p = command("ls", _later("inspect", "run_ls"), "list records, oldest first")
+    p = command("ls", _later("listing", "run_ls"), "list records, oldest first")
     p.add_argument("--tool", help="only this tool")
     p.add_argument("--key", help="only this key")
     p.add_argument("--session", help="only records seen in this session")

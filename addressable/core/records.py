@@ -15,14 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any, Literal, NoReturn, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from .errors import ArgumentError, ReadOnly
 from .frozen import frozen
-from .ids import action_id_of, canonical_args, quoted, result_id
+from .ids import action_id_of, canonical_args, result_id
+from .kinds import Determinism as Determinism
+from .kinds import Outcome as Outcome
+from .kinds import Status as Status
+from .kinds import member as member
 from .payload import decode_payload, decode_text
 from .tokens import count_tokens
 
@@ -62,45 +65,6 @@ def aware(value: object, source: str) -> datetime:
         f"{source} gave {value!r}, {problem}; times must be timezone-aware, "
         "such as datetime.now(UTC)"
     )
-
-
-class Determinism(StrEnum):
-    """How a result can be recovered once it has left the context."""
-
-    DETERMINISTIC = "deterministic"  # a function of its key: kept as a Reference
-    NONDETERMINISTIC = "nondeterministic"  # cannot be reproduced: kept as a Claim
-    SIDE_EFFECT = "side_effect"  # changed the world: an Action, never replayed
-
-
-class Outcome(StrEnum):
-    """What is known of an Action's effect. `unknown` is never guessed away."""
-
-    COMPLETED = "completed"
-    NOT_APPLIED = "not_applied"
-    UNKNOWN = "unknown"
-
-
-class Status(StrEnum):
-    """Whether the tool returned (`ok`) or raised (`error`)."""
-
-    OK = "ok"
-    ERROR = "error"
-
-
-_E = TypeVar("_E", bound=StrEnum)
-
-
-def member(kind: type[_E], value: object, what: str) -> _E:
-    """`value` as a member of `kind` (given as one, or by its value), else an
-    `ArgumentError` in one line naming `what` and listing the values it takes."""
-    if isinstance(value, kind):
-        return value
-    try:
-        return kind(value)  # type: ignore[arg-type]  # any value: refused below if not one
-    except (ValueError, TypeError):
-        takes = ", ".join(m.value for m in kind)
-        shown = quoted(value) if isinstance(value, str) else type(value).__name__
-        raise ArgumentError(f"{what} is one of {takes}, not {shown}") from None
 
 
 def _unchanged(self: BaseModel, name: str, value: object) -> NoReturn:

@@ -37,8 +37,8 @@ from ..core.ids import ID_LENGTH, canonical_json, content_hash
 from ..core.records import Observation, Record
 from ..store import Store
 from ..store.codec import one_line
-from ..store.index import refs
-from ..store.protocol import USER_PIN, Pin
+from ..store.index import USER_PIN, refs
+from ..store.models import Pin
 
 # The longest line a bundle may have, its newline included: room for a payload of 512 MiB
 # (the most a Redis store keeps in one value, by default) in base64: 715,827,884

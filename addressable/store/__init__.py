@@ -7,9 +7,10 @@ from .disk.store import DiskStore, default_home
 from .kv import KeyValueStore
 from .memory import MemoryStore
 from .open import open_store
-from .protocol import DamagedRecord, GcReport, Store, StoreStats, VerifyReport
+from .protocol import Store
 
 if TYPE_CHECKING:
+    from .models import DamagedRecord, GcReport, StoreStats, VerifyReport
     from .redis.store import RedisStore
 
 __all__ = [
@@ -28,10 +29,17 @@ __all__ = [
 ]
 
 
+_MODELS = {"DamagedRecord", "GcReport", "StoreStats", "VerifyReport"}
+
+
 def __getattr__(name: str) -> Any:
     # The Redis store is imported when first named: it needs the redis client.
     if name == "RedisStore":
         from .redis.store import RedisStore
 
         return RedisStore
+    if name in _MODELS:  # pydantic models: a listing needs none of them
+        from . import models
+
+        return getattr(models, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,22 +4,19 @@ A record is checked two ways. Its id follows from its tool, args, key and conten
 (`Record.derived_id`; an Action's id joins the nonce recorded with it), and the
 stored JSON carries a checksum of all its fields, the others included (media type,
 size, determinism, session, times, outcome, meta), so that a record changed after it was
-written is refused rather than served. The checksum catches mistakes and damage, not an
-adversary who can write to the store: anyone who can edit a record can recompute it.
+written is refused rather than served (`store.frame`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import blake3
 from pydantic import TypeAdapter, ValidationError
 
-from ..core.errors import ArgumentError, IntegrityError
+from ..core.errors import ArgumentError
 from ..core.frozen import EMPTY, frozen, frozen_dict
 from ..core.ids import JSON_SCALARS, json_writer
 from ..core.payload import TEXT
@@ -32,7 +29,8 @@ from ..core.records import (
     assembled,
     count_tokens_of_new,
 )
-from .protocol import Pin
+from .frame import _Damaged, framed, unframed
+from .models import Pin
 
 
 def dump_record(record: Record) -> bytes:
@@ -47,7 +45,7 @@ def dump_record(record: Record) -> bytes:
         raise ArgumentError(
             f"the record of result {record.id} cannot be stored: {one_line(exc)}"
         ) from exc
-    return _checksum(body) + b"\n" + body
+    return framed(body)
 
 
 # JSON as pydantic writes it: strings escaped alike, values in their own order (the C
@@ -166,7 +164,7 @@ def new_record(
         ).encode()
     except (TypeError, ValueError, RecursionError):  # not JSON (UnicodeError included)
         return None
-    return assembled(Record, values, given), _checksum(body) + b"\n" + body
+    return assembled(Record, values, given), framed(body)
 
 
 def _tail(
@@ -232,16 +230,6 @@ def _plain(value: object, depth: int = 0) -> bool:
     return type(value) in JSON_SCALARS
 
 
-# A record as stored: 32 hex characters of the blake3 hash of its JSON, a newline, the
-# JSON (which has no raw newline).
-_CHECKSUM = 32
-_CHECKSUM_LINE = re.compile(rb"[0-9a-f]{%d}\n" % _CHECKSUM)
-
-
-def _checksum(body: bytes) -> bytes:
-    return blake3.blake3(body).hexdigest(length=_CHECKSUM // 2).encode()
-
-
 def load_pin(raw: bytes) -> Pin:
     """A pin as stored; one that cannot be read is kept as a user pin."""
     try:
@@ -250,31 +238,11 @@ def load_pin(raw: bytes) -> Pin:
         return Pin()  # unreadable: kept, as a user pin keeps it
 
 
-class _Damaged(IntegrityError):
-    """A stored record that cannot be given back as written; `problem` says how."""
-
-    def __init__(self, message: str, problem: str) -> None:
-        super().__init__(message)
-        self.problem = problem  # "unreadable" or "altered"
-
-
 def load_record(record_id: str, raw: bytes, tokens: bytes | None = None) -> Record:
     """The record stored under `record_id`, checked: `_Damaged` if it cannot be given
     back as written. `tokens`: its payload's token count as stored beside it, if read
     with it."""
-    body = raw[_CHECKSUM + 1 :]
-    if raw[_CHECKSUM : _CHECKSUM + 1] != b"\n" or raw[:_CHECKSUM] != _checksum(body):
-        if _CHECKSUM_LINE.match(raw) is None:  # not a record as the store writes one
-            raise _Damaged(
-                f"the record of result {record_id} is unreadable: it does not start with "
-                "its checksum; it will not be served (run verify)",
-                "unreadable",
-            )
-        raise _Damaged(
-            f"the record of result {record_id} was altered after it was written: it no "
-            "longer matches its checksum; it will not be served (run verify)",
-            "altered",
-        )
+    body = unframed(record_id, raw)
     try:
         record: Record = _VALIDATE(body)
     except ValueError as exc:  # ValidationError included

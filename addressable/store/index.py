@@ -49,9 +49,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ..core.records import Observation, Record
+if TYPE_CHECKING:
+    from ..core.records import Observation, Record
 
 Entry = tuple[str, int, str]
 """One pair of an index: (index name, score, member)."""
@@ -60,6 +61,8 @@ COUNTED = "#"  # names that start with it have one score a member and a kept siz
 TIME, BLOBS, PINS, TOOLS, SESSIONS = "#time", "#blobs", "#pins", "#tools", "#sessions"
 TOOL = "#tool:"
 PINS_FOR, PIN_REASONS = "#pins:", "pin-reasons"
+USER_PIN = "user"
+"""The reason of a pin made by hand (`addressable pin ID`): it lasts until unpinned."""
 SEEN, IDS, TOMBS, INDEXES = "seen", "ids", "tombs", "indexes"
 KEY, SESSION, REF, PAYLOAD = "key:", "session:", "ref:", "payload:"
 VERSION = "2"  # of the layout above: a store indexed under another is indexed again

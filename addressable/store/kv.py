@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import cast
+from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
 from ..core.errors import (
     AmbiguousId,
@@ -35,9 +35,9 @@ from ..core.errors import (
     StoreError,
 )
 from ..core.ids import ID_LENGTH, check_prefix, content_digest, content_hash
-from ..core.records import Observation, Record, with_tokens
+from ..core.later import Later
 from .backend import Backend, ChecksItself, Removal, StrayFiles, Sweeps
-from .codec import _Damaged, dump_record, load_observation, load_pin, load_record
+from .frame import Summary, _Damaged, summary, summary_of
 from .index import (
     ADDRESS,
     BLOBS,
@@ -56,6 +56,7 @@ from .index import (
     TOMBS,
     TOOL,
     TOOLS,
+    USER_PIN,
     VERSION,
     Entry,
     all_entries,
@@ -81,7 +82,18 @@ from .keys import (
     tokens_key,
 )
 from .parsed import Parsed, ParsedRecords
-from .protocol import USER_PIN, DamagedRecord, GcReport, Pin, StoreStats, VerifyReport
+
+if TYPE_CHECKING:
+    import addressable.core.records as records
+    import addressable.store.codec as codec
+    import addressable.store.models as models
+
+    from ..core.records import Observation, Record
+    from .models import DamagedRecord, GcReport, Pin, StoreStats, VerifyReport
+else:  # imported when first used: a listing (`summaries`) needs neither pydantic nor them
+    records = Later("addressable.core.records")
+    codec = Later("addressable.store.codec")
+    models = Later("addressable.store.models")
 
 
 def aware(name: str, when: object) -> datetime:
@@ -125,6 +137,22 @@ def limits(max_age: object, max_bytes: object) -> tuple[timedelta | None, int | 
 _PAGE = 4096  # the most ids a listing reads from an index at once
 
 
+class _Filters(NamedTuple):
+    """What `records` and `summaries` choose by, and in which order and how many."""
+
+    tool: str | None
+    key: str | None
+    session: str | None
+    since: datetime | None
+    refers_to: str | None
+    newest_first: bool
+    limit: int | None
+
+
+_Found = TypeVar("_Found", "Record", Summary)  # what a listing reads: records or summaries
+_Loader = Callable[[Iterable[str], list[str] | None], Iterator[_Found]]
+
+
 def _checked(data: bytes, digest: str, record_id: str) -> bytes:
     """A record's payload, re-hashed: `IntegrityError` rather than different bytes."""
     actual = content_hash(data)
@@ -146,7 +174,7 @@ def _joined(held: Pin | None, reason: str, session: str | None, until: datetime 
         until = None if held.until is None or until is None else max(until, held.until)
     else:
         sessions = [session] if session else []
-    return Pin(reason=reason, sessions=sessions, until=until)
+    return models.Pin(reason=reason, sessions=sessions, until=until)
 
 
 def _dumped(pin: Pin) -> bytes:
@@ -333,7 +361,7 @@ class KeyValueStore:
         b = self._backend
         made = value is not None
         if value is None:
-            value = dump_record(record)
+            value = codec.dump_record(record)
         digest = record.content_hash
         at = micros(record.observed_at)
         entries: list[Entry] = []  # none where the backend keeps rows, unless meta names ids
@@ -351,7 +379,7 @@ class KeyValueStore:
             [(BLOBS, len(payload), digest[:ADDRESS])],
             row_of(record, at),
         ):
-            observation = Observation(at=record.observed_at, session=record.session)
+            observation = records.Observation(at=record.observed_at, session=record.session)
             if b.append(
                 OBSERVED + record.id,
                 observation.model_dump_json().encode(),
@@ -407,7 +435,7 @@ class KeyValueStore:
         b = self._backend
         tools = {t: b.size(TOOL + t)[0] for t in b.members(TOOLS)}
         blobs, blob_bytes = b.size(BLOBS)
-        return StoreStats(
+        return models.StoreStats(
             location=self.location,
             records=b.size(TIME)[0],
             blobs=blobs,
@@ -486,7 +514,9 @@ class KeyValueStore:
         known = self._parsed.get(record_id, value, tokens)
         if known is not None:
             return known
-        return self._parsed.keep(record_id, value, tokens, load_record(record_id, value, tokens))
+        return self._parsed.keep(
+            record_id, value, tokens, codec.load_record(record_id, value, tokens)
+        )
 
     def _get_apart(self, record_id: str) -> Record:
         """`get` by key (a backend may keep some records apart from the joined read)."""
@@ -500,11 +530,11 @@ class KeyValueStore:
                     f"{when}; run the call again to get a fresh result"
                 )
             raise NotFound(f"no result with id {record_id}")
-        return self._with_tokens(load_record(record_id, raw))
+        return self._with_tokens(codec.load_record(record_id, raw))
 
     def _with_tokens(self, record: Record) -> Record:
         tokens = self._backend.get(tokens_key(record.content_hash))
-        return record if tokens is None else with_tokens(record, int(tokens))
+        return record if tokens is None else records.with_tokens(record, int(tokens))
 
     def resolve(self, text: str) -> str:
         prefix = check_prefix(text)
@@ -551,10 +581,15 @@ class KeyValueStore:
 
     def observations(self, record_id: str) -> list[Observation]:
         record = self.get(record_id)
-        return [Observation(at=record.observed_at, session=record.session), *self._later(record_id)]
+        return [
+            records.Observation(at=record.observed_at, session=record.session),
+            *self._later(record_id),
+        ]
 
     def _later(self, record_id: str) -> list[Observation]:
-        return [load_observation(record_id, o) for o in self._backend.items(OBSERVED + record_id)]
+        return [
+            codec.load_observation(record_id, o) for o in self._backend.items(OBSERVED + record_id)
+        ]
 
     def last_seen(self, record: Record) -> datetime:
         """The latest observation of the record: what staleness and gc go by."""
@@ -573,6 +608,29 @@ class KeyValueStore:
         limit: int | None = None,
         damaged: list[str] | None = None,
     ) -> Iterator[Record]:
+        filters = _Filters(tool, key, session, since, refers_to, newest_first, limit)
+        return self._select(self._load, filters, damaged)
+
+    def summaries(
+        self,
+        *,
+        tool: str | None = None,
+        key: str | None = None,
+        session: str | None = None,
+        since: datetime | None = None,
+        refers_to: str | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
+        damaged: list[str] | None = None,
+    ) -> Iterator[Summary]:
+        filters = _Filters(tool, key, session, since, refers_to, newest_first, limit)
+        return self._select(self._summaries, filters, damaged)
+
+    def _select(
+        self, load: _Loader[_Found], filters: _Filters, damaged: list[str] | None
+    ) -> Iterator[_Found]:
+        """What `records` and `summaries` list, each read by `load`."""
+        tool, key, session, since, refers_to, newest_first, limit = filters
         if since is not None:
             since = aware("records since", since)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
@@ -595,7 +653,7 @@ class KeyValueStore:
         else:
             name = TIME
 
-        def wanted(record: Record) -> bool:
+        def wanted(record: _Found) -> bool:
             if tool is not None and record.tool != tool:
                 return False
             if key is not None and record.key != key:
@@ -609,7 +667,9 @@ class KeyValueStore:
                 and all(o.session != session for o in self._later(record.id))
             ):
                 return False
-            return since is None or name == SEEN or self.last_seen(record) >= since
+            if since is None or name == SEEN:
+                return True
+            return max([record.observed_at, *(o.at for o in self._later(record.id))]) >= since
 
         if limit is None or name.startswith(SESSION) or name == SEEN:
             if name == TIME:
@@ -621,22 +681,23 @@ class KeyValueStore:
                 ids = self._backend.members(TIME, low=at) + self._backend.members(SEEN, high=-at)
             else:
                 ids = self._backend.members(name)
-            found = [r for r in self._load(list(dict.fromkeys(ids)), damaged) if wanted(r)]
+            found = [r for r in load(list(dict.fromkeys(ids)), damaged) if wanted(r)]
             found.sort(key=lambda r: (r.observed_at, r.id), reverse=newest_first)
             return iter(found[:limit])
-        return iter(self._walk(name, newest_first, limit, wanted, damaged))
+        return iter(self._walk(load, name, newest_first, limit, wanted, damaged))
 
     def _walk(
         self,
+        load: _Loader[_Found],
         name: str,
         newest_first: bool,
         limit: int,
-        wanted: Callable[[Record], bool],
+        wanted: Callable[[_Found], bool],
         damaged: list[str] | None,
-    ) -> list[Record]:
+    ) -> list[_Found]:
         """The first `limit` wanted records of an index in its order, read a page at a
         time: as many as needed, not the whole index."""
-        found: list[Record] = []
+        found: list[_Found] = []
         seen: set[str] = set()  # a record written meanwhile shifts the pages: once each
         # The page, not the limit, is what a backend is asked for: a limit past what
         # SQLite's or Redis's integers hold (2**63) would fail there, and one that large
@@ -644,7 +705,7 @@ class KeyValueStore:
         offset, page = 0, min(max(limit, 16), _PAGE)
         while True:
             ids = self._backend.members(name, reverse=newest_first, offset=offset, limit=page)
-            for record in self._load((i for i in ids if i not in seen), damaged):
+            for record in load((i for i in ids if i not in seen), damaged):
                 seen.add(record.id)
                 if wanted(record):
                     found.append(record)
@@ -663,13 +724,33 @@ class KeyValueStore:
             if raw is None:
                 continue
             try:
-                record = load_record(record_id, raw)
+                record = codec.load_record(record_id, raw)
             except IntegrityError:
                 if damaged is None:
                     raise
                 damaged.append(record_id)
                 continue
             yield self._with_tokens(record)
+
+    def _summaries(self, ids: Iterable[str], damaged: list[str] | None) -> Iterator[Summary]:
+        """`_load`, as summaries: a record that is not exactly as the store writes one is
+        read in full, which says what is wrong with it."""
+        for record_id in ids:
+            raw = self._backend.get(RECORD + record_id)
+            if raw is None:
+                continue
+            found = summary(record_id, raw)
+            if found is not None:
+                yield found
+                continue
+            try:
+                record = codec.load_record(record_id, raw)
+            except IntegrityError:
+                if damaged is None:
+                    raise
+                damaged.append(record_id)
+                continue
+            yield summary_of(record)
 
     # -- pins ------------------------------------------------------------------------
 
@@ -693,7 +774,7 @@ class KeyValueStore:
             if held is not None and held.reason == USER_PIN:
                 return  # a user pin is never weakened
             under = held if held is not None and held.live(_now(None)) else None
-            self._write(record_id, Pin(under=under), held)
+            self._write(record_id, models.Pin(under=under), held)
         elif held is not None and held.reason == USER_PIN:
             # Kept under the user's pin, to hold again once the user unpins.
             under = _joined(held.under, reason, session, until)
@@ -735,7 +816,7 @@ class KeyValueStore:
 
     def pin_info(self, record_id: str) -> Pin | None:
         raw = self._backend.get(PIN + record_id)
-        return None if raw is None else load_pin(raw)
+        return None if raw is None else codec.load_pin(raw)
 
     def is_pinned(self, record_id: str, *, now: datetime | None = None) -> bool:
         held = self.pin_info(record_id)
@@ -775,7 +856,7 @@ class KeyValueStore:
             if not own:
                 raise
             # Records are read through the indexes found damaged: named, not read.
-            return VerifyReport(
+            return models.VerifyReport(
                 records=0,
                 blobs_checked=0,
                 damaged=[],
@@ -796,12 +877,12 @@ class KeyValueStore:
             if raw is None:
                 continue
             try:
-                record = load_record(record_id, raw)
+                record = codec.load_record(record_id, raw)
             except _Damaged as exc:
                 # Damage to report, not garbage: its payload is kept, and not orphaned.
                 referenced.update(blob_key(h) for h in _hashes_in(raw))
                 damaged.append(
-                    DamagedRecord(
+                    models.DamagedRecord(
                         id=record_id, content_hash=None, problem=exc.problem, detail=str(exc)
                     )
                 )
@@ -820,7 +901,9 @@ class KeyValueStore:
                 problem, detail = _record_problem(record, size)
             if problem is not None:
                 damaged.append(
-                    DamagedRecord(id=record_id, content_hash=digest, problem=problem, detail=detail)
+                    models.DamagedRecord(
+                        id=record_id, content_hash=digest, problem=problem, detail=detail
+                    )
                 )
         # The size of each payload stored, by address: those re-hashed, then the others.
         stored = {h[:ADDRESS]: n for h, (problem, n) in checked.items() if problem != "missing"}
@@ -831,7 +914,7 @@ class KeyValueStore:
         orphan_bytes = sum(stored[a] for a in orphans)
         strays = self._backend.strays() if isinstance(self._backend, StrayFiles) else {}
         damaged.sort(key=lambda d: d.id)
-        return VerifyReport(
+        return models.VerifyReport(
             indexes=own + self._index_problems({d.id for d in damaged}, stored, set(orphans)),
             records=len(record_keys),
             blobs_checked=sum(problem != "missing" for problem, _ in checked.values()),
@@ -861,7 +944,9 @@ class KeyValueStore:
         # made it ended) holds its record no more.
         pins = {k[len(PIN) :]: b.get(k) for k in b.keys(PIN)}
         ended = {
-            i: raw for i, raw in pins.items() if raw is not None and not load_pin(raw).live(now)
+            i: raw
+            for i, raw in pins.items()
+            if raw is not None and not codec.load_pin(raw).live(now)
         }
         # Mark, reading without holding the store: what is written meanwhile is new, and
         # each batch below checks again what it removes.
@@ -873,7 +958,7 @@ class KeyValueStore:
             if raw is None:
                 continue
             try:
-                record = load_record(k[len(RECORD) :], raw)
+                record = codec.load_record(k[len(RECORD) :], raw)
             except IntegrityError:
                 # Left for `verify` to report, never silently dropped: nor its payload.
                 damaged.update(h[:ADDRESS] for h in _hashes_in(raw))
@@ -910,7 +995,7 @@ class KeyValueStore:
         freed |= strays
         went = set(gone)
         left = {r.content_hash: r.size for _, r in live if r.id not in went}
-        return GcReport(
+        return models.GcReport(
             removed_records=gone,
             removed_blobs=len(freed),
             freed_bytes=sum(freed.values()),
@@ -969,7 +1054,7 @@ class KeyValueStore:
         gone, freed = self._swept(
             removals, sizes, {k[len(BLOB) :] for k in self._backend.keys(BLOB)}, b""
         )
-        return GcReport(
+        return models.GcReport(
             removed_records=gone,
             removed_blobs=len(freed),
             freed_bytes=sum(freed.values()),
@@ -1023,7 +1108,7 @@ class KeyValueStore:
             pin = ended.get(record_id, b"")
             if pin:
                 entries.append((PINS, 0, record_id))
-                if (reason := load_pin(pin).reason) != USER_PIN:
+                if (reason := codec.load_pin(pin).reason) != USER_PIN:
                     entries.append((PINS_FOR + reason, 0, record_id))
             removals.append(
                 Removal(
@@ -1087,7 +1172,7 @@ class KeyValueStore:
             try:
                 if raw is None:
                     continue
-                record = load_record(k[len(RECORD) :], raw)
+                record = codec.load_record(k[len(RECORD) :], raw)
                 entries = record_entries(record, ids=self._ids, own=own)
                 for seen in self._later(record.id):
                     entries += sighting_entries(record.id, seen)
@@ -1105,7 +1190,7 @@ class KeyValueStore:
             size = sizes.get(address)
             yield (BLOBS, len(b.get(k) or b"") if size is None else size, address)
         for k in b.keys(PIN):
-            held = load_pin(b.get(k) or b"")
+            held = codec.load_pin(b.get(k) or b"")
             yield (PINS, 0, k[len(PIN) :])
             if held.reason != USER_PIN:
                 yield (PINS_FOR + held.reason, 0, k[len(PIN) :])

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pydantic_core import TzInfo
 
-from ..core.records import Record, assembled
+if TYPE_CHECKING:
+    from ..core.records import Record
 
 COUNT = 1024
 LARGEST = 16 << 10
@@ -25,7 +27,7 @@ TOTAL = 512 << 10
 
 # A kept record: the stored bytes and token count it was parsed from, the record, and
 # its content hash as bytes (None if that is not a hash: the payload check then fails).
-Parsed = tuple[bytes, bytes | None, Record, bytes | None]
+Parsed = tuple[bytes, bytes | None, "Record", bytes | None]
 
 _UTC = TzInfo(0)
 
@@ -80,6 +82,8 @@ class ParsedRecords:
             return
         fields["observed_at"] = at.astimezone(_zone(offset))  # the same offset: no shift
         given = {name for name, field in fields.items() if field is not None}
+        from ..core.records import Record, assembled  # loaded already: a record was written
+
         self.keep(record.id, value, tokens, assembled(Record, fields, given))
 
     def clear(self) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 import addressable as ad
 from addressable.cli import main
+from addressable.cli.listing import cells
 from tests import helpers
 from tests.helpers import FakeClock
 from tests.helpers.httpserver import LocalServer, Page
@@ -84,6 +85,35 @@ def test_ls_tells_apart_keys_that_share_a_long_start(
     code, out, _ = run(capsys, "ls", "--store", path)
     assert "page-1.html" in out and "page-2.html" in out and "http://127.0.0.1:8765/" in out
     assert out.rstrip().endswith("3 records")
+
+
+@pytest.mark.parametrize("columns", [None, 120, 100])
+def test_ls_folds_a_long_key_within_the_width_and_keeps_a_line_a_record_in_a_pipe(
+    columns: int | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)  # and stdout is no terminal
+    else:
+        monkeypatch.setenv("COLUMNS", str(columns))
+    path = str(tmp_path / "store")
+    key = "http://127.0.0.1:8765/文書/" + "deep/" * 3 + "page.html"
+    with ad.DiskStore(path) as store:
+        ad.Toolkit(store).record("fetch", {}, b"x", determinism="deterministic", key=key)
+    code, out, _ = run(capsys, "ls", "--store", path)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("id") and "key or args" in lines[0]
+    start = lines[0].index("key or args")
+    record = lines[1:-1]  # the record's lines, before the count
+    assert lines[-1] == "1 record"
+    pieces = [line[start:].split("  ")[0] for line in record]
+    assert "".join(pieces) == key
+    if columns is None:
+        assert len(record) == 1
+    else:
+        assert len(record) > 1 and all(cells(line) <= columns for line in lines)
 
 
 def test_ls_with_filters(

@@ -26,7 +26,7 @@ import pytest
 import addressable as ad
 import addressable.store.kv as kv
 from addressable.store.disk.store import _DiskBackend
-from addressable.store.protocol import Pin
+from addressable.store.models import Pin
 from tests.helpers import ROOT
 from tests.helpers.gcstore import MAX_AGE, NOW, check_sound, fill, write_again
 
@@ -223,7 +223,7 @@ def gc_pinning_again(
 ) -> tuple[ad.GcReport, list[str]]:
     """gc, with `target` given a user pin as gc reads the first ended pin; its report,
     and [target] once the pin was made."""
-    real = kv.load_pin
+    real = kv.codec.load_pin
     pinned_again: list[str] = []
 
     def load_pin(raw: bytes) -> Pin:
@@ -233,7 +233,7 @@ def gc_pinning_again(
             store.pin(target)  # a user pin, made while gc holds the ended one
         return held
 
-    monkeypatch.setattr(kv, "load_pin", load_pin)
+    monkeypatch.setattr(kv.codec, "load_pin", load_pin)
     report = store.gc(max_age=MAX_AGE, now=NOW)
     monkeypatch.undo()
     return report, pinned_again

@@ -25,7 +25,6 @@ from typing import Any
 import diskcache
 
 from ..backend import store_failure, translated
-from ..codec import one_line
 from ..index import (
     ADDRESS,
     BLOBS,
@@ -606,7 +605,7 @@ class _DiskBackend:
                 indexed = Counter(self._sql(select.format(f'INDEXED BY "{name}"')))
                 scanned = Counter(self._sql(select.format("NOT INDEXED")))
             except _FAILURES as exc:
-                problems.append(f"SQLite index {name} cannot be read: {one_line(exc)}")
+                problems.append(f"SQLite index {name} cannot be read: {' '.join(str(exc).split())}")
                 continue
             if indexed != scanned:
                 differ = sum(((indexed - scanned) + (scanned - indexed)).values())

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from .. import ArgumentError
 from ..core.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
@@ -133,7 +136,39 @@ class _Told:
         self.next = done + self.step
 
 
+class _CtrlC:
+    """Ctrl-C while the benchmark runs: a KeyboardInterrupt at once, as Python raises it,
+    and again at the next step should the code it was raised in have swallowed it (pydoc
+    takes reprs under a bare `except:`; an object's finalizer drops what it raises)."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._before: Any = None
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():  # signals go there only
+            self._before = signal.signal(signal.SIGINT, self._press)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._before is not None:
+            signal.signal(signal.SIGINT, self._before)
+
+    def _press(self, number: int, frame: FrameType | None) -> None:
+        self.pressed = True
+        raise KeyboardInterrupt
+
+    def check(self) -> None:
+        if self.pressed:
+            raise KeyboardInterrupt
+
+
 def run_bench(args: argparse.Namespace, out: Console) -> int:
+    with _CtrlC() as ctrl_c:
+        return _run_bench(args, ctrl_c)
+
+
+def _run_bench(args: argparse.Namespace, ctrl_c: _CtrlC) -> int:
     # The engine and the progress bar, loaded when the benchmark runs, not to read options.
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -174,9 +209,20 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         if errors.is_terminal:
             with errors.status("building the bundled scenario") as status:
-                session, kit = build(lambda step: status.update(f"bundled scenario: {step}"))
+
+                def show(step: str) -> None:
+                    ctrl_c.check()
+                    status.update(f"bundled scenario: {step}")
+
+                session, kit = build(show)
         else:  # piped: plain lines, one a step
-            session, kit = build(lambda step: _said(f"bundled scenario: {step}"))
+
+            def say(step: str) -> None:
+                ctrl_c.check()
+                _said(f"bundled scenario: {step}")
+
+            session, kit = build(say)
+        ctrl_c.check()
         write_trajectory(session, str(folder / "scenario.jsonl"))
         items, kits = [session], {session.session_id: kit}
     runnable = sum(1 for i in items if not hasattr(i, "error"))
@@ -192,6 +238,7 @@ def run_bench(args: argparse.Namespace, out: Console) -> int:
         told = _Told(total, errors.is_terminal)
 
         def progress(session_id: str, done: int) -> None:
+            ctrl_c.check()
             bar.update(task, completed=done, description=session_id[:40])
             told(done)
 

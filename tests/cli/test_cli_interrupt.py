@@ -51,3 +51,29 @@ def test_ctrl_c_stops_the_http_server_in_one_line(tmp_path: Path) -> None:
     code, err = _interrupted(command, "serving MCP at", 2.0)
     assert "Traceback" not in err
     assert code in (0, 130), err
+
+
+def test_ctrl_c_swallowed_by_code_the_benchmark_runs_still_stops_it(tmp_path: Path) -> None:
+    # pydoc, which renders the bundled scenario's pages, takes reprs under a bare
+    # `except:`: a Ctrl-C pressed then is caught there. Here it always is.
+    code = (
+        "import os, pydoc, signal, sys, time\n"
+        "document = pydoc.html.document\n"
+        "def swallowing(thing, name=None, *args):\n"
+        "    if name == 'json':\n"
+        "        try:\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "            time.sleep(1)\n"
+        "        except KeyboardInterrupt:\n"
+        "            pass\n"
+        "    return document(thing, name, *args)\n"
+        "pydoc.html.document = swallowing\n"
+        "from addressable.cli import main\n"
+        f"sys.exit(main(['bench', '--out', {str(tmp_path / 'out')!r}]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=process_env(), timeout=120
+    )
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "addressable: interrupted (exit 130)"
+    assert not (tmp_path / "out" / "report.json").exists()

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.helpers import FIXTURES
 from tests.helpers.mcp_client import process_env
 
 
@@ -54,22 +55,26 @@ def test_ctrl_c_stops_the_http_server_in_one_line(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_swallowed_by_code_the_benchmark_runs_still_stops_it(tmp_path: Path) -> None:
-    # pydoc, which renders the bundled scenario's pages, takes reprs under a bare
-    # `except:`: a Ctrl-C pressed then is caught there. Here it always is.
+    # Code the benchmark runs may catch a KeyboardInterrupt and go on (pydoc, which
+    # renders the bundled scenario's pages, takes reprs under a bare `except:`). Here
+    # the first strategy run always does.
+    trace = tmp_path / "one.jsonl"
+    trace.write_text((FIXTURES / "sessions.jsonl").read_text().splitlines(keepends=True)[0])
     code = (
-        "import os, pydoc, signal, sys, time\n"
-        "document = pydoc.html.document\n"
-        "def swallowing(thing, name=None, *args):\n"
-        "    if name == 'json':\n"
-        "        try:\n"
-        "            os.kill(os.getpid(), signal.SIGINT)\n"
-        "            time.sleep(1)\n"
-        "        except KeyboardInterrupt:\n"
-        "            pass\n"
-        "    return document(thing, name, *args)\n"
-        "pydoc.html.document = swallowing\n"
+        "import os, signal, sys, time\n"
+        "import addressable.bench.engine as engine\n"
+        "simulate = engine.simulate\n"
+        "def swallowing(*args, **kwargs):\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        time.sleep(1)\n"
+        "    except KeyboardInterrupt:\n"
+        "        pass\n"
+        "    return simulate(*args, **kwargs)\n"
+        "engine.simulate = swallowing\n"
         "from addressable.cli import main\n"
-        f"sys.exit(main(['bench', '--out', {str(tmp_path / 'out')!r}]))\n"
+        f"out = {str(tmp_path / 'out')!r}\n"
+        f"sys.exit(main(['bench', '--trace', {str(trace)!r}, '--out', out]))\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=process_env(), timeout=120

@@ -123,6 +123,7 @@ OUTSIDE_THE_TREE = {
     "ToolError": "the Anthropic tool runner's own: it sends the text as a result with is_error",
     "ToolException": "LangChain's own: the tool's text becomes a ToolMessage with status error",
     "AttributeError": "a module's __getattr__ for a name it does not have, as Python's own",
+    "KeyboardInterrupt": "Ctrl-C, as Python's own handler raises it (the benchmark's)",
 }
 # Calls that make the exception raised: a function whose return annotation names it is
 # checked by that; these name what they make otherwise.

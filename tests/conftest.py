@@ -18,11 +18,11 @@ from tests.helpers.httpserver import LocalServer
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: pytest runs without xdist too
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n logical` (or auto): two workers a core. Much of the suite waits on what it
-    starts (processes, servers, sandboxes, deadlines), and a waiting worker leaves its
-    core to the other."""
+    """`-n logical` (or auto): three workers for two cores. Much of the suite waits on
+    what it starts (processes, servers, sandboxes, deadlines), and a waiting worker
+    leaves its core to another; with two a core, they spent more CPU on crowding it."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return 2 * (cores or 1)
+    return -(-3 * (cores or 1) // 2)
 
 
 @pytest.fixture

@@ -593,8 +593,10 @@ class KeyValueStore:
 
     def last_seen(self, record: Record) -> datetime:
         """The latest observation of the record: what staleness and gc go by."""
-        later = self._later(record.id)
-        return max([record.observed_at, *(o.at for o in later)])
+        return self._last_seen(record.id, record.observed_at)
+
+    def _last_seen(self, record_id: str, first: datetime) -> datetime:
+        return max([first, *(o.at for o in self._later(record_id))])
 
     def records(
         self,
@@ -669,7 +671,7 @@ class KeyValueStore:
                 return False
             if since is None or name == SEEN:
                 return True
-            return max([record.observed_at, *(o.at for o in self._later(record.id))]) >= since
+            return self._last_seen(record.id, record.observed_at) >= since
 
         if limit is None or name.startswith(SESSION) or name == SEEN:
             if name == TIME:

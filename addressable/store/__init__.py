@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from .backend import Backend
 from .disk.store import DiskStore, default_home
+from .frame import Summary
 from .kv import KeyValueStore
 from .memory import MemoryStore
 from .open import open_store
@@ -23,6 +24,7 @@ __all__ = [
     "RedisStore",
     "Store",
     "StoreStats",
+    "Summary",
     "VerifyReport",
     "default_home",
     "open_store",

@@ -62,8 +62,7 @@ def test_a_record_as_the_store_writes_it_is_summarised_as_it_reads() -> None:
         assert summary(record.id, dump_record(record)) == summary_of(record)
 
 
-def test_summaries_list_what_records_lists(tmp_path: Path) -> None:
-    store = ad.DiskStore(tmp_path / "store")
+def test_summaries_list_what_records_lists(store: ad.Store) -> None:
     kit = ad.Toolkit(store, clock=FakeClock(AT), session="s1")
     for n in range(5):
         kit.record("t", {"n": n}, b"x" * n, determinism="deterministic", key=f"k{n % 2}")
@@ -80,7 +79,6 @@ def test_summaries_list_what_records_lists(tmp_path: Path) -> None:
     ):
         listed = [summary_of(r) for r in store.records(**filters)]  # type: ignore[arg-type]
         assert list(store.summaries(**filters)) == listed, filters  # type: ignore[arg-type]
-    store.close()
 
 
 def test_a_damaged_record_is_named_as_records_names_it(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ from ..core.records import (
 from ..core.secrets import Secrets
 from ..core.tokens import count_tokens
 from ..store import KeyValueStore, Store
+from ..store.backend import store_failure
 from ..store.codec import NewFields, new_record
 from ..store.keys import prefix_mark
 from .unstorable import describe, escaped, record_unstored
@@ -251,10 +252,17 @@ class Recorder:
         else:
             record, value = made
         store = self.store
-        if value is not None and isinstance(store, KeyValueStore):
-            store.put(record, payload, value)
-        else:
-            store.put(record, payload)
+        try:
+            if value is not None and isinstance(store, KeyValueStore):
+                store.put(record, payload, value)
+            else:
+                store.put(record, payload)
+        except AddressableError:
+            raise
+        except Exception as exc:
+            # The store failed outside its own errors (a backend's library raised what
+            # its backend does not translate): a StoreError, not a value said unstorable.
+            raise store_failure(store.location, "writing", exc) from exc
         recorded = RECORDED.get()
         if recorded is not None:
             recorded.append(record)

@@ -44,11 +44,19 @@ def framed(body: bytes) -> bytes:
     return checksum(body) + b"\n" + body
 
 
+def _body(raw: bytes) -> bytes | None:
+    """The JSON of a record stored as `raw`, if its checksum matches."""
+    body = raw[_CHECKSUM + 1 :]
+    if raw[_CHECKSUM : _CHECKSUM + 1] == b"\n" and raw[:_CHECKSUM] == checksum(body):
+        return body
+    return None
+
+
 def unframed(record_id: str, raw: bytes) -> bytes:
     """The JSON of the record stored under `record_id` as `raw`, once its checksum is
     checked: `_Damaged` if it does not match."""
-    body = raw[_CHECKSUM + 1 :]
-    if raw[_CHECKSUM : _CHECKSUM + 1] == b"\n" and raw[:_CHECKSUM] == checksum(body):
+    body = _body(raw)
+    if body is not None:
         return body
     if _CHECKSUM_LINE.match(raw) is None:  # not a record as the store writes one
         raise _Damaged(
@@ -107,8 +115,8 @@ def summary(record_id: str, raw: bytes) -> Summary | None:
     """What a listing shows of the record stored under `record_id` as `raw`; None unless
     it is exactly as the store writes one (its checksum matches, and every field is of
     its type as written), for `codec.load_record` to read in full or name the damage."""
-    body = raw[_CHECKSUM + 1 :]
-    if raw[_CHECKSUM : _CHECKSUM + 1] != b"\n" or raw[:_CHECKSUM] != checksum(body):
+    body = _body(raw)
+    if body is None:
         return None
     try:
         fields = json.loads(body)

@@ -669,9 +669,11 @@ class KeyValueStore:
                 and all(o.session != session for o in self._later(record.id))
             ):
                 return False
-            if since is None or name == SEEN:
-                return True
-            return self._last_seen(record.id, record.observed_at) >= since
+            return (
+                since is None
+                or name == SEEN
+                or self._last_seen(record.id, record.observed_at) >= since
+            )
 
         if limit is None or name.startswith(SESSION) or name == SEEN:
             if name == TIME:
@@ -721,38 +723,38 @@ class KeyValueStore:
     def _load(self, ids: Iterable[str], damaged: list[str] | None = None) -> Iterator[Record]:
         """The records with these ids, skipping any removed since they were listed; one
         that cannot be read raises, or, given a `damaged` list, is added there."""
-        for record_id in ids:
-            raw = self._backend.get(RECORD + record_id)
-            if raw is None:
-                continue
-            try:
-                record = codec.load_record(record_id, raw)
-            except IntegrityError:
-                if damaged is None:
-                    raise
-                damaged.append(record_id)
-                continue
+        for record in self._each(ids, damaged, codec.load_record):
             yield self._with_tokens(record)
 
     def _summaries(self, ids: Iterable[str], damaged: list[str] | None) -> Iterator[Summary]:
         """`_load`, as summaries: a record that is not exactly as the store writes one is
         read in full, which says what is wrong with it."""
+
+        def read(record_id: str, raw: bytes) -> Summary:
+            found = summary(record_id, raw)
+            return summary_of(codec.load_record(record_id, raw)) if found is None else found
+
+        return self._each(ids, damaged, read)
+
+    def _each(
+        self,
+        ids: Iterable[str],
+        damaged: list[str] | None,
+        read: Callable[[str, bytes], _Found],
+    ) -> Iterator[_Found]:
+        """What `read` makes of each stored record of `ids` (see `_load`)."""
         for record_id in ids:
             raw = self._backend.get(RECORD + record_id)
             if raw is None:
                 continue
-            found = summary(record_id, raw)
-            if found is not None:
-                yield found
-                continue
             try:
-                record = codec.load_record(record_id, raw)
+                found = read(record_id, raw)
             except IntegrityError:
                 if damaged is None:
                     raise
                 damaged.append(record_id)
                 continue
-            yield summary_of(record)
+            yield found
 
     # -- pins ------------------------------------------------------------------------
 

@@ -605,7 +605,9 @@ class _DiskBackend:
                 indexed = Counter(self._sql(select.format(f'INDEXED BY "{name}"')))
                 scanned = Counter(self._sql(select.format("NOT INDEXED")))
             except _FAILURES as exc:
-                problems.append(f"SQLite index {name} cannot be read: {' '.join(str(exc).split())}")
+                from ..codec import one_line  # loaded here: listing records needs no codec
+
+                problems.append(f"SQLite index {name} cannot be read: {one_line(exc)}")
                 continue
             if indexed != scanned:
                 differ = sum(((indexed - scanned) + (scanned - indexed)).values())

@@ -39,7 +39,7 @@ def sighted(
     content: list[Any] = [types.TextContent(type="text", text=capped(text, cap, record.id))]
     for block in result.content:
         if _binary(block):
-            size = len(_data(block)) * 3 // 4
+            size = _decoded_size(_data(block))
             content.append(
                 types.TextContent(type="text", text=binary_part(record.id, _mime(block), size))
             )
@@ -49,6 +49,13 @@ def sighted(
     if not schema:
         update["structured_content"] = None
     return result.model_copy(update=update)
+
+
+def _decoded_size(data: str) -> int:
+    """The bytes a base64 text stands for, its padding taken off (a block is not
+    decoded only to be counted)."""
+    data = data.rstrip()
+    return len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
 
 
 def _texts(content: list[Any]) -> list[str]:

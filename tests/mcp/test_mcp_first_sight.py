@@ -1,5 +1,5 @@
 """The first-sight cap over MCP, with the SDK's own client over stdio: `mcp serve` and
-`mcp proxy` hand a client no result over `max_result_tokens` (a 3 MB text, a 5 MB
+`mcp proxy` hand a client no result over `max_result_tokens` (a 1 MB text, a 1.5 MB
 image), record it whole, and `replay_result` reads any part of the rest."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from tests.helpers import SCRIPTS
 from tests.helpers.mcp_client import link_of, run, session, texts
 
 BIG = SCRIPTS / "mcp_big_upstream.py"
-TEXT = "".join(f"row {n:05d}: the value of item {n} is {n * 37}\n" for n in range(70_000))
-TEXT = TEXT[:3_000_000]
-IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (5_000_000 // 256)
+TEXT = "".join(f"row {n:05d}: the value of item {n} is {n * 37}\n" for n in range(27_000))
+TEXT = TEXT[:1_000_000]
+IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (1_500_000 // 256)
 
 
 def handed(result: types.CallToolResult) -> int:
@@ -49,9 +49,9 @@ def test_serve_hands_a_large_result_within_the_cap(tmp_path: Path) -> None:
                 f"{n}: {TEXT.splitlines()[n - 1]}" for n in range(start, start + 6)
             ]
             found = await client.call_tool(
-                "replay_result", {"id": record_id, "pattern": "item 40000 "}
+                "replay_result", {"id": record_id, "pattern": "item 20000 "}
             )
-            assert "40001: row 40000: the value of item 40000 is 1480000" in texts(found)[0]
+            assert "20001: row 20000: the value of item 20000 is 740000" in texts(found)[0]
 
             photo = await client.call_tool("files", {"command": "read", "path": "photo.png"})
             assert handed(photo) < 100
@@ -87,15 +87,15 @@ def test_proxy_hands_a_large_result_within_the_cap(tmp_path: Path) -> None:
             assert TEXT.endswith(shown.splitlines()[-2])
             start = int(re.findall(r"start_line=(\d+)", shown)[-1])
             part = await client.call_tool(
-                "replay_result", {"id": record_id, "start_line": start, "end_line": 70_000}
+                "replay_result", {"id": record_id, "start_line": start, "end_line": 27_000}
             )
             assert handed(part) <= 3_000
             body = texts(part)[0].splitlines()
             assert body[1] == f"{start}: {TEXT.splitlines()[start - 1]}"
             found = await client.call_tool(
-                "replay_result", {"id": record_id, "pattern": "item 40000 "}
+                "replay_result", {"id": record_id, "pattern": "item 20000 "}
             )
-            assert "40001: row 40000: the value of item 40000 is 1480000" in texts(found)[0]
+            assert "20001: row 20000: the value of item 20000 is 740000" in texts(found)[0]
             whole = await client.call_tool("replay_result", {"id": record_id})
             assert texts(whole) == [shown]
 

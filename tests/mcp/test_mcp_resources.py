@@ -18,9 +18,9 @@ from tests.helpers import SCRIPTS
 from tests.helpers.mcp_client import UPSTREAM, addressable, link_of, records, run, session
 
 BIG = SCRIPTS / "mcp_big_upstream.py"
-TEXT = "".join(f"row {n:05d}: the value of item {n} is {n * 37}\n" for n in range(70_000))
-TEXT = TEXT[:3_000_000]
-IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (5_000_000 // 256)
+TEXT = "".join(f"row {n:05d}: the value of item {n} is {n * 37}\n" for n in range(27_000))
+TEXT = TEXT[:1_000_000]
+IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (1_500_000 // 256)
 UPSTREAM_MARK = {ORIGIN: "upstream"}
 
 

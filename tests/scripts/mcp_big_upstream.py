@@ -1,5 +1,5 @@
-"""A real MCP server, written with the SDK, whose results are large: a 3 MB text, a
-5 MB image beside a line of text; and two short texts, one with a `_meta` that changes
+"""A real MCP server, written with the SDK, whose results are large: a 1 MB text, a
+1.5 MB image beside a line of text; and two short texts, one with a `_meta` that changes
 with every call."""
 
 from __future__ import annotations
@@ -9,21 +9,21 @@ import base64
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 
-TEXT = "".join(f"row {n:05d}: the value of item {n} is {n * 37}\n" for n in range(70_000))
-TEXT = TEXT[:3_000_000]
-IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (5_000_000 // 256)
+TEXT = "".join(f"row {n:05d}: the value of item {n} is {n * 37}\n" for n in range(27_000))
+TEXT = TEXT[:1_000_000]
+IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (1_500_000 // 256)
 server = MCPServer("big")
 
 
 @server.tool()
 def dump() -> str:
-    """A 3 MB text."""
+    """A 1 MB text."""
     return TEXT
 
 
 @server.tool()
 def photo() -> types.CallToolResult:
-    """A 5 MB image, and a caption."""
+    """A 1.5 MB image, and a caption."""
     data = base64.b64encode(IMAGE).decode("ascii")
     return types.CallToolResult(
         content=[

@@ -1,6 +1,6 @@
 """The one-line stubs that stand in for evicted results: written and read here only.
 
-Format 2 (what `stub_for` writes):
+The format (what `stub_for` writes and `parse_stub` reads):
 
     [ref:ID KEY · N tok · YYYY-MM-DD] GIST
     [claim:ID LABEL] CLAIM
@@ -9,11 +9,6 @@ ID is the shortest prefix of the record's id (8 hex characters or more) that nam
 alone when the stub was made; `replay_result` takes it. KEY (of a Reference) is left out
 when the call that asked for the result, which stands right before the stub, shows it
 whole; LABEL (what a Claim answers: a query, a command) likewise.
-
-Format 1 (read, for lists compacted by earlier versions):
-
-    [ref TOOL KEY · N tok · YYYY-MM-DD] GIST · replay_result(id="ID")
-    [claim TOOL LABEL] CLAIM · evidence replay_result(id="ID")
 
 Eviction: the smallest thing that lets a result leave the context, by the test of
 whether the operation that recovers it is a function of its key alone.
@@ -44,10 +39,8 @@ from .summarize import (
 
 REPLAY_TOOL = "replay_result"  # the tool a model calls to get a result back by its id
 
-STUB_FORMAT = 2
 LABEL_SHARE = 0.3  # at most this share of a stub's budget goes to its key or label
 _STUB = re.compile(r"^\[(ref|claim):([0-9a-f]{8,16})[ \]]")
-_STUB_1 = re.compile(r'^\[(ref|claim) [^\n]*replay_result\(id="([0-9a-f]{16})"\)$')
 
 
 def stub_for(
@@ -106,7 +99,7 @@ def parse_stub(text: str) -> tuple[str, str] | None:
     # written to look like a stub, never to be compacted) is not one.
     if "\n" in stripped or len(stripped) > STUB_CHARS:
         return None
-    match = _STUB.match(stripped) or _STUB_1.match(stripped)
+    match = _STUB.match(stripped)
     return (match[1], match[2]) if match else None
 
 

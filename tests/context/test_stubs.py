@@ -219,8 +219,8 @@ def test_a_kit_that_is_not_a_kit_is_refused() -> None:
         assert type(wrong).__name__ in str(info.value) and "\n" not in str(info.value)
 
 
-def test_stubs_of_the_first_format_are_still_read_and_left_alone(kit: ad.Toolkit) -> None:
-    old = '[claim bash] exit 0; 3 files · evidence replay_result(id="0123456789abcdef")'
+def test_stubs_are_read_and_left_alone(kit: ad.Toolkit) -> None:
+    old = "[claim:0123456789abcdef bash] exit 0; 3 files"
     assert ad.parse_stub(old) == ("claim", "0123456789abcdef")
     assert ad.parse_stub("[claim:0123abcd] exit 0") == ("claim", "0123abcd")
     assert ad.parse_stub("[claim:0123abc] too short an id") is None

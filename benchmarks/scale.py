@@ -79,7 +79,7 @@ SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 5_000)
 SESSION = 100  # records in a session of the filler
 BUDGET = 1.0  # seconds spent timing one operation at one size, over all rounds
-QUICK_BUDGET = 0.2
+QUICK_BUDGET = 0.1
 ROUNDS = 5
 MIN_RUNS, MAX_RUNS = 2, 60  # runs of an operation in one round
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -77,16 +77,27 @@ class Run:
 
 
 class Tokens:
-    """Token counts of messages, each counted once however often it is sent."""
+    """Token counts and text of messages, each worked out once however often it is
+    sent (a message is never changed in place: a strategy's step copies what it
+    changes)."""
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Any, int]] = {}
+        self._texts: dict[int, tuple[Any, str]] = {}
 
     def of(self, message: dict[str, Any]) -> int:
         entry = self._seen.get(id(message))
         if entry is None or entry[0] is not message:
             entry = (message, message_tokens([message]))
             self._seen[id(message)] = entry
+        return entry[1]
+
+    def text(self, message: dict[str, Any]) -> str:
+        """What the model reads of `message` (`message_text`)."""
+        entry = self._texts.get(id(message))
+        if entry is None or entry[0] is not message:
+            entry = (message, message_text(message))
+            self._texts[id(message)] = entry
         return entry[1]
 
 

@@ -56,7 +56,7 @@ from .. import (
     count_tokens,
 )
 from ..compaction import capped, early_pays, trim
-from ..messages import message_text, message_tokens, set_result_text
+from ..messages import message_tokens, set_result_text
 from ..messages import parse as parse_messages
 from ..tokens import Tokenizer, using_tokenizer
 from .costs import (
@@ -280,7 +280,7 @@ class _Replay:
         needed = self.needs.by_turn.get(turn)
         if not needed:
             return []
-        visible = "\n".join(message_text(m) for m in self.context)
+        visible = "\n".join(self.tokens.text(m) for m in self.context)
         if self.session.system:
             visible += "\n" + self.session.system
         lost: dict[str, Source] = {}

@@ -9,8 +9,7 @@ rebuilt from it where it is that text as JSON or wrapped as the SDKs wrap a str 
 blocks as MCP writes them, under the media type of stored blocks (shape "mcp"), with
 its structured content beside them (`structured`). The envelope (`isError`, `_meta`)
 is the record's `meta.envelope`: it takes no part in the id, so the same content gets
-the same id whatever an upstream writes in `_meta`. Records made before (the whole
-`CallToolResult` as JSON, `meta.mcp` = "CallToolResult") are read as they were.
+the same id whatever an upstream writes in `_meta`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from ..core.records import Record
 from .sdk import types
 
 KIND = "content"  # meta.mcp of a record whose payload is an upstream result's content
-WHOLE = "CallToolResult"  # meta.mcp of one made before: the whole result as JSON
 SHAPE = "mcp"
 ENVELOPE = "envelope"  # the meta key of what the result said beside its content
 # The meta key saying how a text result's structured content follows from its text: "json"
@@ -59,14 +57,12 @@ def stored(result: types.CallToolResult) -> tuple[bytes, str, dict[str, Any]]:
 
 def is_upstream(record: Record) -> bool:
     """Whether `record` holds an upstream's result, stored by the proxy."""
-    return record.meta.get("mcp") in (KIND, WHOLE)
+    return record.meta.get("mcp") == KIND
 
 
 def original(record: Record, payload: bytes) -> types.CallToolResult:
     """The upstream's result a record keeps, as it came (but for redacted credentials).
     A payload that is not what its meta says raises `ValueError`."""
-    if record.meta.get("mcp") == WHOLE:
-        return types.CallToolResult.model_validate_json(payload)
     envelope = record.meta.get(ENVELOPE)
     data: dict[str, Any] = dict(envelope) if isinstance(envelope, dict) else {}
     if record.media_type == BLOCKS:

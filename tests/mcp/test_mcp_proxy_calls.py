@@ -243,10 +243,10 @@ def test_replaying_a_record_whose_payload_is_not_an_upstream_result(tmp_path: Pa
     forged = ad.Toolkit(source).record(
         "echo",
         {"text": "x"},
-        b'{"content": "not a list"}',
+        b'{"content": "not a list", "shape": "mcp"}',
         determinism="nondeterministic",
-        media_type="application/json",
-        meta={"mcp": "CallToolResult"},
+        media_type="application/vnd.addressable.content+json",  # stored blocks
+        meta={"mcp": "content"},
     )
     bundle = tmp_path / "b.jsonl"
     with bundle.open("wb") as out:

@@ -19,11 +19,14 @@ exist at every size:
 
 Then gc, at each size: a tenth as many records again, older than every other, are
 written, and gc removes them (it reads every record, then removes in batches) while a
-writer in another process records a result every few milliseconds. The figures are
-gc's time, the longest any write waited while it ran, and that wait as a ratio to the
-same at the smallest size: a writer waits for one batch at most, so the longest wait
-should stay flat as the store grows. The same writer then runs alone for as long: its
-longest write is what a write takes at that size with no gc.
+writer in another process records a result every few milliseconds. gc runs again, on
+as many old records written anew, until it has run 20 seconds in all (one run at
+100,000 records, dozens at 1,000), so that the longest write is the largest of about as
+many writes at every size. The figures are gc's time (its first run), the longest of
+the writes that overlapped a gc, and that wait as a ratio to the same at the smallest
+size: a writer waits for one batch at most, so the longest wait should stay flat as the
+store grows. The same writer then runs alone for as long: its longest write is what a
+write takes at that size with no gc.
 
 Each figure is the lowest of five medians of repeated runs, the operations taking turns
 (so that a burst of load on a shared machine moves one round, not the figure). The point
@@ -297,53 +300,87 @@ def measure(
 
 
 # A writer beside gc: records a result every few milliseconds until the stop file
-# appears, then prints how long its writes took.
+# appears, then prints when each write started and how long it took (perf_counter, the
+# system's monotonic clock, which the benchmark's process reads too).
 _WRITER = """
 import json, os, sys, time
 import addressable as ad
 store = ad.open_store(sys.argv[1])
 kit = ad.Toolkit(store, session="beside-gc")
-took, n = [], 0
+writes, n = [], 0
 print("ready", flush=True)
 while not os.path.exists(sys.argv[2]):
     start = time.perf_counter()
     kit.record("write", {"n": n}, b"written while gc ran %d" % n, determinism="deterministic")
-    took.append(time.perf_counter() - start)
+    writes.append((start, time.perf_counter() - start))
     n += 1
     time.sleep(0.005)
-took.sort()
-tail = {"longest": took[-1], "median": took[n // 2], "p99": took[n * 99 // 100]}
-print(json.dumps({"writes": n, **tail}))
+print(json.dumps(writes))
 """
 OLD_FRACTION = 10  # gc removes a tenth as many records as the store holds
+EXPOSURE = 20.0  # seconds of gc a writer is measured beside, at least, at every size
+QUICK_EXPOSURE = 0.5
 
 
-def measure_gc(store: ad.Store, url: str, size: int, tmp: Path) -> dict[str, float]:
+def measure_gc(
+    store: ad.Store, url: str, size: int, tmp: Path, exposure: float
+) -> dict[str, float]:
     """gc removing size // OLD_FRACTION records older than the others, with a writer
-    process beside it: gc's seconds, the writes made meanwhile, the longest and the
-    median write (seconds); then the same writer alone for as long, its longest write
-    ("alone"): what a write takes at this size with no gc."""
-    for i in range(size // OLD_FRACTION):
-        payload = b"old %d %d" % (size, i)
-        store.put(_record(-(10**8) - i, "old", {"size": size, "i": i}, payload, "old"), payload)
-    took = 0.0
+    process beside it: gc's seconds, and the writes that overlapped a gc (how many, the
+    longest, the median, the 99th percentile, in seconds); then the same writer alone
+    for as long, its longest write ("alone"): what a write takes at this size with no gc.
+
+    gc runs again (on as many old records, written anew) until it has run `exposure`
+    seconds: a longest write is the largest of the writes seen, so every size is
+    measured over about as many of them, not a few hundred at a small size against ten
+    thousand at a large one."""
+    removed = size // OLD_FRACTION
+    spans: list[tuple[float, float]] = []
 
     def run_gc() -> None:
-        nonlocal took
-        start = time.perf_counter()
-        report = store.gc(max_age=timedelta(days=365), now=T0 + timedelta(days=30))
-        took = time.perf_counter() - start
-        removed = len(report.removed_records)
-        if removed != size // OLD_FRACTION:
-            raise RuntimeError(f"gc removed {removed} records, not {size // OLD_FRACTION}")
+        while not spans or sum(end - start for start, end in spans) < exposure:
+            n = len(spans)
+            for i in range(removed):
+                payload = b"old %d %d %d" % (size, n, i)
+                args = {"size": size, "round": n, "i": i}
+                store.put(_record(-(10**8) - i, "old", args, payload, "old"), payload)
+            start = time.perf_counter()
+            report = store.gc(max_age=timedelta(days=365), now=T0 + timedelta(days=30))
+            spans.append((start, time.perf_counter()))
+            if len(report.removed_records) != removed:
+                raise RuntimeError(f"gc removed {len(report.removed_records)}, not {removed}")
 
-    waits = _beside(url, tmp, run_gc)
-    alone = _beside(url, tmp, lambda: time.sleep(took))
-    return {"gc_s": took, **waits, "alone": alone["longest"]}
+    beside = _beside(url, tmp, run_gc)
+    during = sorted(
+        took for at, took in beside if any(at <= end and at + took >= start for start, end in spans)
+    )
+    if not during:
+        raise RuntimeError("the writer made no write while gc ran")
+    ran = sum(end - start for start, end in spans)
+    window: list[float] = []
+
+    def wait() -> None:
+        window.append(time.perf_counter())
+        time.sleep(ran)
+        window.append(time.perf_counter())
+
+    alone = [took for at, took in _beside(url, tmp, wait) if window[0] <= at <= window[1]]
+    count = len(during)
+    return {
+        "gc_s": spans[0][1] - spans[0][0],
+        "rounds": len(spans),
+        "exposure_s": ran,
+        "writes": count,
+        "longest": during[-1],
+        "median": during[count // 2],
+        "p99": during[count * 99 // 100],
+        "alone": max(alone, default=0.0),
+    }
 
 
-def _beside(url: str, tmp: Path, work: Callable[[], None]) -> dict[str, float]:
-    """What the writer's writes took while `work` ran (and 0.2 s either side)."""
+def _beside(url: str, tmp: Path, work: Callable[[], None]) -> list[tuple[float, float]]:
+    """The writer's writes (when each started, how long it took) while `work` ran, and
+    0.2 s either side."""
     stop = tmp / f"stop-{uuid.uuid4().hex[:8]}"
     with subprocess.Popen(
         [sys.executable, "-c", _WRITER, url, str(stop)], stdout=subprocess.PIPE, text=True
@@ -355,8 +392,8 @@ def _beside(url: str, tmp: Path, work: Callable[[], None]) -> dict[str, float]:
         work()
         time.sleep(0.2)
         stop.touch()
-        waits: dict[str, float] = json.loads(writer.communicate(timeout=600)[0].splitlines()[-1])
-    return waits
+        writes = json.loads(writer.communicate(timeout=600)[0].splitlines()[-1])
+    return [(float(at), float(took)) for at, took in writes]
 
 
 def _disk_raw_get(directory: Path) -> Callable[[], object]:
@@ -379,6 +416,7 @@ def run_store(
     tmp: Path,
     redis_url: str | None,
     budget: float,
+    exposure: float,
     log: Callable[[str], None],
 ) -> list[dict[str, Any]]:
     if kind == "disk":
@@ -400,7 +438,7 @@ def run_store(
             log(f"{kind}: measuring at {size:,} records")
             seconds = measure(store, url, raw, budget)
             log(f"{kind}: gc beside a writer at {size:,} records")
-            gc = measure_gc(store, url, size, tmp)
+            gc = measure_gc(store, url, size, tmp, exposure)
             rows.append(
                 {
                     "store": kind,
@@ -408,6 +446,8 @@ def run_store(
                     "gc": {
                         "removed": size // OLD_FRACTION,
                         "gc_s": round(gc["gc_s"], 2),
+                        "gc_rounds": gc["rounds"],
+                        "gc_exposure_s": round(gc["exposure_s"], 2),
                         "writes_meanwhile": gc["writes"],
                         "longest_write_ms": round(gc["longest"] * 1e3, 1),
                         "median_write_ms": round(gc["median"] * 1e3, 2),
@@ -477,7 +517,8 @@ def run(
     log = progress or (lambda _: None)
     with tempfile.TemporaryDirectory(prefix="addressable-scale-") as tmp:
         budget = QUICK_BUDGET if quick else BUDGET
-        rows = run_store("disk", sizes, Path(tmp), None, budget, log)
+        exposure = QUICK_EXPOSURE if quick else EXPOSURE
+        rows = run_store("disk", sizes, Path(tmp), None, budget, exposure, log)
         if redis is not False:
             with contextlib.ExitStack() as stack:
                 url = (
@@ -488,7 +529,7 @@ def run(
                 if url is None:
                     log("no redis-server on the PATH: Redis not measured")
                 else:
-                    rows += run_store("redis", sizes, Path(tmp), url, budget, log)
+                    rows += run_store("redis", sizes, Path(tmp), url, budget, exposure, log)
     return {
         "benchmark": "scale",
         "python": platform.python_version(),
@@ -526,6 +567,10 @@ def table(figures: dict[str, Any]) -> Table:
         t.add_row(op, *cells)
     t.add_row("fill, per record", *(f"{row['fill_us_per_record']:,.0f} µs" for row in rows))
     t.add_row("gc of a tenth more", *(f"{row['gc']['gc_s']:,.2f} s" for row in rows))
+    t.add_row(
+        "gc runs, writes beside them",
+        *(f"{row['gc']['gc_rounds']}, {row['gc']['writes_meanwhile']:,}" for row in rows),
+    )
     t.add_row(
         "longest write, gc running",
         *(

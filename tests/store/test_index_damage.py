@@ -149,6 +149,64 @@ def test_damage_to_the_table_of_index_entries_is_named_and_repaired(
         assert store.verify().ok
 
 
+def test_an_id_index_that_stops_a_read_is_repaired_in_the_same_run(
+    tmp_path: Path, filled: tuple[Path, dict[str, list[str]]]
+) -> None:
+    # A byte of an id in the id index made not UTF-8: listing the records through that
+    # index fails half-way, and verify --repair must still rebuild it in the same run.
+    directory, by_key = copied(filled, tmp_path), filled[1]
+    database = directory / "cache.db"
+    db = sqlite3.connect(database)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages = [
+        p
+        for (p,) in db.execute(
+            "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf'",
+            (SQLITE_INDEXES["id"],),
+        )
+    ]
+    size = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    data = bytearray(database.read_bytes())
+    page = pages[len(pages) // 2]
+    ids = [i for group in by_key.values() for i in group]
+    start = (page - 1) * size
+    at = next(
+        start + found for i in ids if (found := data[start : start + size].find(i.encode())) >= 0
+    )
+    data[at + 4] = 0xFF
+    database.write_bytes(bytes(data))
+    with ad.DiskStore(directory) as store:
+        report = store.verify()
+    assert any(SQLITE_INDEXES["id"] in line for line in report.indexes), report.indexes
+    repaired = repair(str(directory))
+    assert repaired["ok"] is True and repaired["repaired"]
+    with ad.DiskStore(directory) as store:
+        finds_every_record(store, by_key)
+
+
+def test_a_record_whose_payload_is_damaged_is_named_and_no_index_with_it(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "store"
+    with ad.DiskStore(directory) as store:
+        by_key = fill(store, n=40)
+    victim = by_key["key-2"][0]
+    db = sqlite3.connect(directory / "cache.db")
+    changed = db.execute(
+        "UPDATE addressable_records SET payload = CAST('payload X' AS BLOB) "
+        "WHERE id = ? AND payload IS NOT NULL",
+        (victim,),
+    ).rowcount
+    db.commit()
+    db.close()
+    assert changed == 1
+    with ad.DiskStore(directory) as store:
+        report = store.verify()
+    assert [d.id for d in report.damaged] == [victim]
+    assert report.indexes == []  # its record reads well: the indexes hold it rightly
+
+
 def test_wrong_counts_on_disk_are_named_and_repaired(tmp_path: Path) -> None:
     directory = tmp_path / "store"
     with ad.DiskStore(directory) as store:

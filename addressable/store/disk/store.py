@@ -289,7 +289,7 @@ class _DiskBackend:
     @translated("reading")
     def items(self, key: str) -> list[bytes]:
         if key.startswith(OBSERVED):
-            rows = self._sql(
+            rows = self._all(
                 "SELECT item FROM addressable_sightings WHERE id = ? ORDER BY rowid",
                 (key[len(OBSERVED) :],),
             )
@@ -391,7 +391,7 @@ class _DiskBackend:
         for kept, table in ((RECORD, "addressable_records"), (OBSERVED, "addressable_sightings")):
             if kept.startswith(prefix) or prefix.startswith(kept):
                 low = prefix[len(kept) :] if prefix.startswith(kept) else ""
-                ids = self._sql(
+                ids = self._all(
                     f"SELECT DISTINCT id FROM {table} WHERE id >= ? AND id < ? ORDER BY id",
                     (low, low + TOP),
                 )
@@ -477,6 +477,16 @@ class _DiskBackend:
         sql: Callable[..., sqlite3.Cursor] = self._cache._sql
         return sql
 
+    def _all(self, statement: str, args: Sequence[Any] = ()) -> list[Any]:
+        """Every row a query gives, its statement closed even when a damaged page stops
+        it: one left open (held by the traceback of the failure) locks its table against
+        the REINDEX that would mend the damage."""
+        cursor = self._sql(statement, args)
+        try:
+            return cursor.fetchall()
+        finally:
+            cursor.close()
+
     def _add(self, entries: Sequence[Entry]) -> None:
         if entries:
             self._cache._con.executemany(ADD, entries)
@@ -518,7 +528,7 @@ class _DiskBackend:
         else:
             pairs = "SELECT score, member FROM addressable_index WHERE name = ?"
             args = (name,)
-        rows = self._sql(
+        rows = self._all(
             f"SELECT member FROM ({pairs}) WHERE score BETWEEN ? AND ? "
             f"ORDER BY score {order}, member {order} LIMIT ? OFFSET ?",
             (
@@ -533,7 +543,7 @@ class _DiskBackend:
 
     @translated("reading an index")
     def prefixed(self, name: str, prefix: str) -> list[str]:
-        rows = self._sql(
+        rows = self._all(
             "SELECT member FROM addressable_index "
             "WHERE name = ? AND score = 0 AND member >= ? AND member < ? ORDER BY member",
             (name, prefix, prefix + TOP),
@@ -573,7 +583,7 @@ class _DiskBackend:
 
     @translated("listing the indexes")
     def index_names(self) -> list[str]:
-        return [name for (name,) in self._sql("SELECT DISTINCT name FROM addressable_index")]
+        return [name for (name,) in self._all("SELECT DISTINCT name FROM addressable_index")]
 
     # -- SQLite's own indexes: checked against their tables, and built again -----------
 
@@ -584,7 +594,7 @@ class _DiskBackend:
         answers lookups wrongly while every record reads well."""
         problems = []
         try:
-            found = [str(line) for (line,) in self._sql("PRAGMA quick_check")]
+            found = [str(line) for (line,) in self._all("PRAGMA quick_check")]
         except _FAILURES as exc:
             found = [str(exc)]
         if found != ["ok"]:
@@ -597,13 +607,13 @@ class _DiskBackend:
         for name, table, sql in rows:
             try:
                 columns = ", ".join(
-                    f'"{c}"' for (_, _, c) in self._sql(f'PRAGMA index_info("{name}")')
+                    f'"{c}"' for (_, _, c) in self._all(f'PRAGMA index_info("{name}")')
                 )
                 partial = _PARTIAL.search(sql or "")
                 where = f"WHERE {partial[1]}" if partial else ""
                 select = f'SELECT {columns}, rowid FROM "{table}" {{}} {where}'
-                indexed = Counter(self._sql(select.format(f'INDEXED BY "{name}"')))
-                scanned = Counter(self._sql(select.format("NOT INDEXED")))
+                indexed = Counter(self._all(select.format(f'INDEXED BY "{name}"')))
+                scanned = Counter(self._all(select.format("NOT INDEXED")))
             except _FAILURES as exc:
                 from ..codec import one_line  # loaded here: listing records needs no codec
 

@@ -86,8 +86,9 @@ def repair(url: str) -> dict[str, object]:
     return found
 
 
-def flip(database: Path, index: str, seed: int) -> None:
-    """Flip bytes in the cell contents of some leaf pages of one SQLite index."""
+def leaf_pages(database: Path, index: str) -> tuple[list[int], int]:
+    """The leaf pages of one SQLite index (all of it in the database file), and the
+    size of a page."""
     db = sqlite3.connect(database)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     pages = [
@@ -96,8 +97,14 @@ def flip(database: Path, index: str, seed: int) -> None:
             "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (index,)
         )
     ]
-    size = db.execute("PRAGMA page_size").fetchone()[0]
+    size = int(db.execute("PRAGMA page_size").fetchone()[0])
     db.close()
+    return pages, size
+
+
+def flip(database: Path, index: str, seed: int) -> None:
+    """Flip bytes in the cell contents of some leaf pages of one SQLite index."""
+    pages, size = leaf_pages(database, index)
     assert len(pages) >= 3, pages
     rng = random.Random(seed)
     data = bytearray(database.read_bytes())
@@ -156,17 +163,7 @@ def test_an_id_index_that_stops_a_read_is_repaired_in_the_same_run(
     # index fails half-way, and verify --repair must still rebuild it in the same run.
     directory, by_key = copied(filled, tmp_path), filled[1]
     database = directory / "cache.db"
-    db = sqlite3.connect(database)
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    pages = [
-        p
-        for (p,) in db.execute(
-            "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf'",
-            (SQLITE_INDEXES["id"],),
-        )
-    ]
-    size = db.execute("PRAGMA page_size").fetchone()[0]
-    db.close()
+    pages, size = leaf_pages(database, SQLITE_INDEXES["id"])
     data = bytearray(database.read_bytes())
     page = pages[len(pages) // 2]
     ids = [i for group in by_key.values() for i in group]
@@ -183,6 +180,51 @@ def test_an_id_index_that_stops_a_read_is_repaired_in_the_same_run(
     assert repaired["ok"] is True and repaired["repaired"]
     with ad.DiskStore(directory) as store:
         finds_every_record(store, by_key)
+
+
+def test_an_index_damaged_past_mending_in_place_says_how_to_copy_the_records_out(
+    tmp_path: Path, filled: tuple[Path, dict[str, list[str]]]
+) -> None:
+    # A leaf of the key index made to say it is a table's inner page: REINDEX cannot
+    # free the index's tree to build it again.
+    directory, by_key = copied(filled, tmp_path), filled[1]
+    database = directory / "cache.db"
+    pages, size = leaf_pages(database, SQLITE_INDEXES["key"])
+    page = pages[2]
+    data = bytearray(database.read_bytes())
+    data[(page - 1) * size] = 0x05
+    database.write_bytes(bytes(data))
+    done = subprocess.run(
+        [sys.executable, "-m", "addressable", "verify", "--repair", "--store", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    assert (
+        "copy the records into a new store with `addressable export` and `addressable import`"
+        in (done.stderr)
+    )
+    bundle, fresh = tmp_path / "records.jsonl", tmp_path / "fresh"
+    with bundle.open("w") as out:
+        exported = subprocess.run(
+            [sys.executable, "-m", "addressable", "export", "--store", str(directory)],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    assert exported.returncode == 0, exported.stderr
+    imported = subprocess.run(
+        [sys.executable, "-m", "addressable", "import", "--store", str(fresh), str(bundle)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert imported.returncode == 0, imported.stderr
+    with ad.DiskStore(fresh) as store:
+        finds_every_record(store, by_key)
+        assert store.verify().ok
 
 
 def test_a_record_whose_payload_is_damaged_is_named_and_no_index_with_it(

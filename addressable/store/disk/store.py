@@ -24,6 +24,7 @@ from typing import Any
 
 import diskcache
 
+from ...core.errors import StoreError
 from ..backend import store_failure, translated
 from ..index import (
     ADDRESS,
@@ -634,7 +635,16 @@ class _DiskBackend:
             self._sql(f"DROP TABLE IF EXISTS {table}")
         for statement in SCHEMA:
             self._sql(statement)
-        self._sql("REINDEX")
+        try:
+            self._sql("REINDEX")
+        except sqlite3.DatabaseError as exc:
+            # Damage to the pages that hold an index's tree (not only its entries):
+            # SQLite cannot free them to build it again.
+            failure = store_failure(self.location, "rebuilding SQLite's indexes", exc)
+            raise StoreError(
+                f"{failure}; the damage is past mending in place: copy the records into a "
+                "new store with `addressable export` and `addressable import`"
+            ) from exc
 
 
 # The condition of a partial index, in the statement that made it.

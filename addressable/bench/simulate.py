@@ -141,6 +141,8 @@ class _Replay:
         self.state: StateDocument | None = None
         self.note: dict[str, Any] | None = None
         self.seen = _first_sight(session, settings.first_sight)
+        # A message and the copy of it with one result cleared, by (message, block).
+        self._cleared: dict[tuple[int, int | None], tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def replay(self) -> Run:
         figures = self.run.figures
@@ -323,8 +325,15 @@ class _Replay:
             if result.text == PLACEHOLDER or spare(result.call_id):
                 continue
             before = out[result.index]
-            out[result.index] = json.loads(json.dumps(before))  # the session's stays as is
-            set_result_text(out, result, PLACEHOLDER, shape)
+            # The same message cleared the same way gives the same copy: a step is tried
+            # on every turn under the trigger (the early rule), for the same old results.
+            known = self._cleared.get((id(before), result.block))
+            if known is not None and known[0] is before:
+                out[result.index] = known[1]
+            else:
+                out[result.index] = json.loads(json.dumps(before))  # the session's stays
+                set_result_text(out, result, PLACEHOLDER, shape)
+                self._cleared[(id(before), result.block)] = (before, out[result.index])
             freed += self.tokens.of(before) - self.tokens.of(out[result.index])
             placeholders += 1
         if freed < self.settings.clear_at_least or not placeholders:

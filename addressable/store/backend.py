@@ -164,6 +164,11 @@ class ChecksItself(Protocol):
         """Build them again from what they index. Called only inside `exclusive`."""
         ...
 
+    def mend(self) -> list[str]:
+        """Make anew, outside `exclusive`, those `rebuild` cannot build again in place
+        (damaged past it); the names of those mended."""
+        ...
+
 
 class Removal(NamedTuple):
     """A record gc is to remove, as it was when gc read it."""

@@ -339,8 +339,13 @@ class KeyValueStore:
         self._joined = None if joined is None else functools.partial(joined, backend)
         self._recent: tuple[str, str, bytes] = ("", "", b"")  # id, hash, payload last read
         self._parsed = ParsedRecords()  # used where the backend joins reads
-        if backend.members(INDEXES) != [VERSION]:
-            self._index_once()
+        try:
+            indexed = backend.members(INDEXES) == [VERSION]
+        except StoreError:  # the table that holds the marker is damaged: built again
+            self.reindex()
+        else:
+            if not indexed:
+                self._index_once()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.location!r})"
@@ -1141,9 +1146,22 @@ class KeyValueStore:
         reindex was cut short does this again. `progress` is called with (records done,
         records in all) as it goes. Records that cannot be read are left out (`verify`
         names them)."""
-        with self._backend.exclusive():
-            if isinstance(self._backend, ChecksItself):
-                self._backend.rebuild()
+        b = self._backend
+        if isinstance(b, ChecksItself):
+            try:
+                with b.exclusive():
+                    b.rebuild()
+                    return self._reindex(progress)
+            except StoreError as failed:
+                try:
+                    mended = b.mend()
+                except StoreError:
+                    mended = []
+                if not mended:
+                    raise failed  # nothing it could mend: the rebuild's own error
+        with b.exclusive():
+            if isinstance(b, ChecksItself):
+                b.rebuild()
             return self._reindex(progress)
 
     def _reindex(self, progress: Callable[[int, int], None] | None) -> int:

@@ -182,49 +182,78 @@ def test_an_id_index_that_stops_a_read_is_repaired_in_the_same_run(
         finds_every_record(store, by_key)
 
 
-def test_an_index_damaged_past_mending_in_place_says_how_to_copy_the_records_out(
+def tree_damaged(database: Path, name: str) -> None:
+    """A leaf page of the index (or table) `name` made to say it is a table's inner
+    page: the pointers SQLite follows to free the tree lead astray, and REINDEX or DROP
+    cannot free its old pages."""
+    pages, size = leaf_pages(database, name)
+    data = bytearray(database.read_bytes())
+    data[(pages[len(pages) // 2] - 1) * size] = 0x05
+    database.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("which", ["key", "id"])
+def test_an_index_whose_tree_is_damaged_is_made_anew(
+    tmp_path: Path, which: str, filled: tuple[Path, dict[str, list[str]]]
+) -> None:
+    directory, by_key = copied(filled, tmp_path), filled[1]
+    tree_damaged(directory / "cache.db", SQLITE_INDEXES[which])
+    repaired = repair(str(directory))
+    assert repaired["ok"] is True and repaired["repaired"]
+    with ad.DiskStore(directory) as store:
+        finds_every_record(store, by_key)
+        assert store.verify().ok  # SQLite's own check too: the old pages are gone
+        record = next(iter(store.records(limit=1)))
+        assert store.put(record, store.read(record)) is False  # ids are still one each
+    db = sqlite3.connect(directory / "cache.db")
+    assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    db.close()
+
+
+def test_a_damaged_tree_of_the_table_of_index_entries_is_made_anew(
     tmp_path: Path, filled: tuple[Path, dict[str, list[str]]]
 ) -> None:
-    # A leaf of the key index made to say it is a table's inner page: REINDEX cannot
-    # free the index's tree to build it again.
+    # The table that holds the marker read when a store opens: the store still opens,
+    # and the table is made anew from the records.
     directory, by_key = copied(filled, tmp_path), filled[1]
-    database = directory / "cache.db"
-    pages, size = leaf_pages(database, SQLITE_INDEXES["key"])
-    page = pages[2]
-    data = bytearray(database.read_bytes())
-    data[(page - 1) * size] = 0x05
-    database.write_bytes(bytes(data))
-    done = subprocess.run(
-        [sys.executable, "-m", "addressable", "verify", "--repair", "--store", str(directory)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
-    assert (
-        "copy the records into a new store with `addressable export` and `addressable import`"
-        in (done.stderr)
-    )
-    bundle, fresh = tmp_path / "records.jsonl", tmp_path / "fresh"
-    with bundle.open("w") as out:
-        exported = subprocess.run(
-            [sys.executable, "-m", "addressable", "export", "--store", str(directory)],
-            stdout=out,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=300,
-        )
-    assert exported.returncode == 0, exported.stderr
-    imported = subprocess.run(
-        [sys.executable, "-m", "addressable", "import", "--store", str(fresh), str(bundle)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert imported.returncode == 0, imported.stderr
-    with ad.DiskStore(fresh) as store:
+    with ad.DiskStore(directory) as store:
+        later = FakeClock().now + timedelta(days=1)
+        for record_id in [i for ids in by_key.values() for i in ids][:800]:
+            store.add_observation(record_id, Observation(at=later, session="later"))
+        seen_later = sorted(r.id for r in store.records(session="later"))
+    tree_damaged(directory / "cache.db", "addressable_index")
+    repair(str(directory))
+    with ad.DiskStore(directory) as store:
         finds_every_record(store, by_key)
+        assert sorted(r.id for r in store.records(session="later")) == seen_later
         assert store.verify().ok
+
+
+def test_a_name_in_the_table_of_index_entries_that_is_not_text_is_named(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "store"
+    with ad.DiskStore(directory) as store:
+        by_key = fill(store, n=40)
+        later = FakeClock().now + timedelta(days=1)
+        for record_id in by_key["key-1"]:
+            store.add_observation(record_id, Observation(at=later, session="later"))
+    db = sqlite3.connect(directory / "cache.db")
+    # One entry's name, "session:later" with a byte that is not UTF-8 in it.
+    db.execute(
+        "UPDATE addressable_index SET name = CAST(X'73657373696f6eff3a6c61746572' AS TEXT) "
+        "WHERE name = 'session:later' AND member = ?",
+        (by_key["key-1"][0],),
+    )
+    db.commit()
+    db.close()
+    with ad.DiskStore(directory) as store:
+        problems = store.verify().indexes
+    assert any("session:later" in line for line in problems), problems
+    repaired = repair(str(directory))
+    assert repaired["ok"] is True
+    with ad.DiskStore(directory) as store:
+        assert sorted(r.id for r in store.records(session="later")) == by_key["key-1"]
 
 
 def test_a_record_whose_payload_is_damaged_is_named_and_no_index_with_it(

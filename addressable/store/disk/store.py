@@ -540,7 +540,7 @@ class _DiskBackend:
                 offset,
             ),
         )
-        return [member for (member,) in rows]
+        return [_text(member) for (member,) in rows]
 
     @translated("reading an index")
     def prefixed(self, name: str, prefix: str) -> list[str]:
@@ -549,7 +549,7 @@ class _DiskBackend:
             "WHERE name = ? AND score = 0 AND member >= ? AND member < ? ORDER BY member",
             (name, prefix, prefix + TOP),
         )
-        return [member for (member,) in rows]
+        return [_text(member) for (member,) in rows]
 
     @translated("reading an index")
     def size(self, name: str) -> tuple[int, int]:
@@ -584,7 +584,10 @@ class _DiskBackend:
 
     @translated("listing the indexes")
     def index_names(self) -> list[str]:
-        return [name for (name,) in self._all("SELECT DISTINCT name FROM addressable_index")]
+        # As bytes: a damaged name that is not UTF-8 is listed (and found wrong), not a
+        # failure to read them all.
+        rows = self._all("SELECT DISTINCT CAST(name AS BLOB) FROM addressable_index")
+        return sorted({_text(name) for (name,) in rows})
 
     # -- SQLite's own indexes: checked against their tables, and built again -----------
 
@@ -645,6 +648,134 @@ class _DiskBackend:
                 f"{failure}; the damage is past mending in place: copy the records into a "
                 "new store with `addressable export` and `addressable import`"
             ) from exc
+
+    @translated("mending SQLite's indexes")
+    def mend(self) -> list[str]:
+        # REINDEX frees an index's old tree before it builds the new one, and a damaged
+        # page of that tree (a pointer, not only an entry) stops it. Such an index is
+        # built anew under another name and put in the old one's place in SQLite's
+        # schema, which leaves the damaged pages unused; a VACUUM then drops them. Each
+        # step is a transaction of its own: the store's other connections wait for it
+        # and read the new schema after.
+        db = sqlite3.connect(
+            self.directory / diskcache.core.DBNAME,
+            timeout=_SETTINGS["timeout"],
+            isolation_level=None,
+        )
+        try:
+            mended = [t for t in ("addressable_index", "addressable_index_size") if _forgot(db, t)]
+            for name, table, sql in db.execute(
+                "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index'"
+            ).fetchall():
+                try:
+                    db.execute(f'REINDEX "{name}"')
+                except sqlite3.DatabaseError:
+                    if _replace_index(db, str(name), str(table), sql):
+                        mended.append(str(name))
+            unused = any("never used" in str(line) for (line,) in db.execute("PRAGMA quick_check"))
+            if mended or unused:
+                db.execute("VACUUM")
+            return mended
+        finally:
+            db.close()
+
+
+def _forgot(db: sqlite3.Connection, table: str) -> bool:
+    """Whether `table` (one the records give again: `rebuild` makes it anew) had to be
+    taken out of SQLite's schema, with its triggers, because dropping it fails on a
+    damaged page of its tree. `rebuild` makes it again; its old pages, unused, go at the
+    next VACUUM."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute(f'DROP TABLE IF EXISTS "{table}"')
+    except sqlite3.DatabaseError:
+        broken = True
+    else:
+        broken = False
+    finally:
+        db.execute("ROLLBACK")  # only tried: `rebuild` drops it
+    if broken:
+        _edit_schema(db, [("DELETE FROM sqlite_master WHERE tbl_name = ?", (table,))])
+    return broken
+
+
+def _replace_index(db: sqlite3.Connection, name: str, table: str, sql: str | None) -> bool:
+    """Build the index named `name` anew under another name, then give it `name` and
+    `sql` in SQLite's schema in place of the damaged one. An index SQLite made for a
+    constraint (no `sql`: the ids' of the records' table) is made again as the same
+    unique index on the same columns. False when it cannot be made again so."""
+    temporary = f"mended_{name}"  # not "sqlite_...", which SQLite keeps for itself
+    if sql is None:
+        row = db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        if row is None or "WITHOUT ROWID" in str(row[0]).upper():
+            return False  # there the index is the table itself
+        columns = [
+            f'"{column}" COLLATE "{collation}"{" DESC" if descending else ""}'
+            for (_, _, column, descending, collation, key) in db.execute(
+                f'PRAGMA index_xinfo("{name}")'
+            )
+            if key
+        ]
+        if not columns:
+            return False
+        made = f'CREATE UNIQUE INDEX "{temporary}" ON "{table}" ({", ".join(columns)})'
+    else:
+        made, found = re.subn(
+            rf'^(CREATE\s+(?:UNIQUE\s+)?INDEX\s+)(?:"{re.escape(name)}"|{re.escape(name)})(?=[\s(])',
+            rf'\g<1>"{temporary}"',
+            sql,
+            count=1,
+            flags=re.IGNORECASE,
+        )
+        if not found:
+            return False
+    _edit_schema(
+        db,
+        [
+            ("DELETE FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)),
+            (
+                "UPDATE sqlite_master SET name = ?, sql = ? WHERE type = 'index' AND name = ?",
+                (name, sql, temporary),
+            ),
+        ],
+        first=made,
+    )
+    return True
+
+
+def _edit_schema(
+    db: sqlite3.Connection, edits: list[tuple[str, tuple[Any, ...]]], first: str = ""
+) -> None:
+    """Run `first`, then `edits` of SQLite's schema table, in one transaction, and
+    change the schema's version so that every connection reads the schema anew."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if first:
+            db.execute(first)
+        (version,) = db.execute("PRAGMA schema_version").fetchone()
+        db.execute("PRAGMA writable_schema = ON")
+        for statement, args in edits:
+            db.execute(statement, args)
+        db.execute(f"PRAGMA schema_version = {int(version) + 1}")
+        db.execute("PRAGMA writable_schema = OFF")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        db.execute("PRAGMA writable_schema = OFF")
+        raise
+
+
+def _text(value: object) -> str:
+    """A name or member of an index as text: a damaged page can give back another type
+    (bytes, a number), which is then a wrong entry that `verify` names, not a crash."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
 
 
 # The condition of a partial index, in the statement that made it.

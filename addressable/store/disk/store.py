@@ -663,6 +663,9 @@ class _DiskBackend:
             isolation_level=None,
         )
         try:
+            # Waited for once: a store held by a live writer fails here, not at each step.
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ROLLBACK")
             mended = [t for t in ("addressable_index", "addressable_index_size") if _forgot(db, t)]
             for name, table, sql in db.execute(
                 "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index'"

@@ -671,7 +671,7 @@ class _DiskBackend:
                 "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index'"
             ).fetchall():
                 try:
-                    db.execute(f'REINDEX "{name}"')
+                    db.execute(f"REINDEX {_quoted(name)}")
                 except sqlite3.DatabaseError:
                     if _replace_index(db, str(name), str(table), sql):
                         mended.append(str(name))
@@ -715,19 +715,21 @@ def _replace_index(db: sqlite3.Connection, name: str, table: str, sql: str | Non
         if row is None or "WITHOUT ROWID" in str(row[0]).upper():
             return False  # there the index is the table itself
         columns = [
-            f'"{column}" COLLATE "{collation}"{" DESC" if descending else ""}'
+            f"{_quoted(column)} COLLATE {_quoted(collation)}{' DESC' if descending else ''}"
             for (_, _, column, descending, collation, key) in db.execute(
-                f'PRAGMA index_xinfo("{name}")'
+                f"PRAGMA index_xinfo({_quoted(name)})"
             )
             if key
         ]
         if not columns:
             return False
-        made = f'CREATE UNIQUE INDEX "{temporary}" ON "{table}" ({", ".join(columns)})'
+        made = (
+            f"CREATE UNIQUE INDEX {_quoted(temporary)} ON {_quoted(table)} ({', '.join(columns)})"
+        )
     else:
         made, found = re.subn(
             rf'^(CREATE\s+(?:UNIQUE\s+)?INDEX\s+)(?:"{re.escape(name)}"|{re.escape(name)})(?=[\s(])',
-            rf'\g<1>"{temporary}"',
+            lambda found: found[1] + _quoted(temporary),
             sql,
             count=1,
             flags=re.IGNORECASE,
@@ -769,6 +771,12 @@ def _edit_schema(
             db.execute("ROLLBACK")
         db.execute("PRAGMA writable_schema = OFF")
         raise
+
+
+def _quoted(name: str) -> str:
+    """A name as an SQL identifier, whatever it holds: names here come from the
+    database's own schema, which may be damaged."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _text(value: object) -> str:

@@ -341,8 +341,10 @@ class KeyValueStore:
         self._parsed = ParsedRecords()  # used where the backend joins reads
         try:
             indexed = backend.members(INDEXES) == [VERSION]
-        except StoreError:  # the table that holds the marker is damaged: built again
-            self.reindex()
+        except StoreError:
+            if not isinstance(backend, ChecksItself):
+                raise
+            self.reindex()  # the table that holds the marker is damaged: built again
         else:
             if not indexed:
                 self._index_once()
@@ -1147,21 +1149,24 @@ class KeyValueStore:
         records in all) as it goes. Records that cannot be read are left out (`verify`
         names them)."""
         b = self._backend
-        if isinstance(b, ChecksItself):
+        try:
+            return self._rebuilt(progress)
+        except StoreError as failed:
+            if not isinstance(b, ChecksItself):
+                raise
             try:
-                with b.exclusive():
-                    b.rebuild()
-                    return self._reindex(progress)
-            except StoreError as failed:
-                try:
-                    mended = b.mend()
-                except StoreError:
-                    mended = []
-                if not mended:
-                    raise failed  # nothing it could mend: the rebuild's own error
-        with b.exclusive():
-            if isinstance(b, ChecksItself):
-                b.rebuild()
+                mended = b.mend()
+            except StoreError:
+                mended = []
+            if not mended:
+                raise failed  # nothing it could mend: the rebuild's own error
+        return self._rebuilt(progress)
+
+    def _rebuilt(self, progress: Callable[[int, int], None] | None) -> int:
+        """`reindex`, once: the backend's own structures, then the store's indexes."""
+        with self._backend.exclusive():
+            if isinstance(self._backend, ChecksItself):
+                self._backend.rebuild()
             return self._reindex(progress)
 
     def _reindex(self, progress: Callable[[int, int], None] | None) -> int:

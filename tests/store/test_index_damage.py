@@ -74,6 +74,16 @@ def finds_every_record(store: ad.Store, by_key: dict[str, list[str]]) -> None:
     assert store.stats().records == sum(len(v) for v in by_key.values())
 
 
+def seen_again(directory: Path, ids: list[str]) -> list[str]:
+    """Each record of `ids` seen again a day later, in the session "later" (entries of
+    the store's own index table); the ids that session then finds."""
+    with ad.DiskStore(directory) as store:
+        later = FakeClock().now + timedelta(days=1)
+        for record_id in ids:
+            store.add_observation(record_id, Observation(at=later, session="later"))
+        return sorted(r.id for r in store.records(session="later"))
+
+
 def repair(url: str) -> dict[str, object]:
     done = subprocess.run(
         [sys.executable, "-m", "addressable", "verify", "--repair", "--json", "--store", url],
@@ -140,11 +150,7 @@ def test_damage_to_the_table_of_index_entries_is_named_and_repaired(
     # Sightings, sessions seen again: entries of the store's own index table (one that
     # SQLite cannot re-index in place, as it is a table): made anew from the records.
     directory, by_key = copied(filled, tmp_path), filled[1]
-    with ad.DiskStore(directory) as store:
-        later = FakeClock().now + timedelta(days=1)
-        for record_id in [i for ids in by_key.values() for i in ids][:800]:
-            store.add_observation(record_id, Observation(at=later, session="later"))
-        seen_later = sorted(r.id for r in store.records(session="later"))
+    seen_later = seen_again(directory, [i for ids in by_key.values() for i in ids][:800])
     flip(directory / "cache.db", "addressable_index", seed)
     with ad.DiskStore(directory) as store:
         assert store.verify().indexes
@@ -216,11 +222,7 @@ def test_a_damaged_tree_of_the_table_of_index_entries_is_made_anew(
     # The table that holds the marker read when a store opens: the store still opens,
     # and the table is made anew from the records.
     directory, by_key = copied(filled, tmp_path), filled[1]
-    with ad.DiskStore(directory) as store:
-        later = FakeClock().now + timedelta(days=1)
-        for record_id in [i for ids in by_key.values() for i in ids][:800]:
-            store.add_observation(record_id, Observation(at=later, session="later"))
-        seen_later = sorted(r.id for r in store.records(session="later"))
+    seen_later = seen_again(directory, [i for ids in by_key.values() for i in ids][:800])
     tree_damaged(directory / "cache.db", "addressable_index")
     repair(str(directory))
     with ad.DiskStore(directory) as store:
@@ -235,9 +237,7 @@ def test_a_name_in_the_table_of_index_entries_that_is_not_text_is_named(
     directory = tmp_path / "store"
     with ad.DiskStore(directory) as store:
         by_key = fill(store, n=40)
-        later = FakeClock().now + timedelta(days=1)
-        for record_id in by_key["key-1"]:
-            store.add_observation(record_id, Observation(at=later, session="later"))
+    seen_again(directory, by_key["key-1"])
     db = sqlite3.connect(directory / "cache.db")
     # One entry's name, "session:later" with a byte that is not UTF-8 in it.
     db.execute(

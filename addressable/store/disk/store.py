@@ -634,7 +634,7 @@ class _DiskBackend:
     def rebuild(self) -> None:
         # The store's own index tables hold nothing the records do not give: made anew
         # (a damaged table cannot be re-indexed in place), then every SQLite index.
-        for table in ("addressable_index", "addressable_index_size"):
+        for table in _OWN_TABLES:
             self._sql(f"DROP TABLE IF EXISTS {table}")
         for statement in SCHEMA:
             self._sql(statement)
@@ -666,7 +666,7 @@ class _DiskBackend:
             # Waited for once: a store held by a live writer fails here, not at each step.
             db.execute("BEGIN IMMEDIATE")
             db.execute("ROLLBACK")
-            mended = [t for t in ("addressable_index", "addressable_index_size") if _forgot(db, t)]
+            mended = [t for t in _OWN_TABLES if _forgot(db, t)]
             for name, table, sql in db.execute(
                 "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index'"
             ).fetchall():
@@ -681,6 +681,10 @@ class _DiskBackend:
             return mended
         finally:
             db.close()
+
+
+# The tables of the store's own indexes, which `rebuild` makes anew.
+_OWN_TABLES = ("addressable_index", "addressable_index_size")
 
 
 def _forgot(db: sqlite3.Connection, table: str) -> bool:

@@ -30,8 +30,9 @@ caching, the round trips that read a lost result again, and the window's hard li
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -86,19 +87,28 @@ class Tokens:
         self._texts: dict[int, tuple[Any, str]] = {}
 
     def of(self, message: dict[str, Any]) -> int:
-        entry = self._seen.get(id(message))
-        if entry is None or entry[0] is not message:
-            entry = (message, message_tokens([message]))
-            self._seen[id(message)] = entry
-        return entry[1]
+        return _once(self._seen, message, lambda m: message_tokens([m]))
 
     def text(self, message: dict[str, Any]) -> str:
         """What the model reads of `message` (`message_text`)."""
-        entry = self._texts.get(id(message))
-        if entry is None or entry[0] is not message:
-            entry = (message, message_text(message))
-            self._texts[id(message)] = entry
-        return entry[1]
+        return _once(self._texts, message, message_text)
+
+
+_Made = TypeVar("_Made")
+
+
+def _once(
+    made: dict[int, tuple[Any, _Made]],
+    message: dict[str, Any],
+    make: Callable[[dict[str, Any]], _Made],
+) -> _Made:
+    """`make(message)`, kept by the message's identity (the message is kept too, so
+    that its id is not another's later)."""
+    entry = made.get(id(message))
+    if entry is None or entry[0] is not message:
+        entry = (message, make(message))
+        made[id(message)] = entry
+    return entry[1]
 
 
 class PromptCache:

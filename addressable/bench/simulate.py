@@ -26,7 +26,9 @@ and tail; a value a later call uses from the rest is lost, and costs its round t
 Every strategy takes the same `Options`, the techniques that are not its own step:
 
 - trim: when its step leaves the request over the low-water mark, the agent's older
-  messages are cut down to it (`compaction.trim`, as `compact(trim_to=)` does);
+  messages are cut down to it (`compaction.trim`), and when that is not enough, the
+  newest results yield to the step too, oldest first, all but the newest, as
+  `compact(trim_to=)` does;
 - early: under the trigger, it takes its step once that pays under prompt caching
   (`compaction.early_pays`: what the step takes off each request still to come before
   the trigger, against what it writes to the cache again, the state document included).
@@ -190,13 +192,10 @@ class _Replay:
         untrimmed once that pays."""
         settings = self.settings
         if request > settings.trigger:
-            step = self._step(turn)
-            if step is not None and settings.options.trim:
-                step = self._trimmed(step)
-            return step
+            return self._over(turn)
         if not settings.options.early or not self._may_pay():
             return None
-        step = self._step(turn)
+        step = self._step(turn, settings.keep)
         if step is None:
             return None
         after = self._size(step.context)
@@ -211,6 +210,25 @@ class _Replay:
             prices=self._prices(),
         )
         return step if pays else None
+
+    def _over(self, turn: int) -> _Step | None:
+        """Its step over the trigger. With trim, the agent's older messages are cut when
+        the step left the request over the low-water mark, and when that is not enough
+        either, the newest results yield too, oldest first, all but the newest, as
+        `compact(trim_to=)` does (`window` drops turns down to the mark itself)."""
+        keep = self.settings.keep
+        step = self._step(turn, keep)
+        if not self.settings.options.trim or self.strategy == "window":
+            return step
+        if step is not None:
+            step = self._trimmed(step, keep)
+        keep = min(keep, len(parse_messages(self.context, self.session.shape).results))
+        while keep > 1 and (step is None or self._size(step.context) > self.settings.low_water):
+            keep -= 1
+            relaxed = self._step(turn, keep)
+            if relaxed is not None:
+                step = self._trimmed(relaxed, keep)
+        return step
 
     def _may_pay(self) -> bool:
         """For the addressable strategies, whether stubs may pay, as the list alone says
@@ -235,14 +253,14 @@ class _Replay:
         if step.state is not None:
             self.state, self.note = step.state, step.note
 
-    def _trimmed(self, step: _Step) -> _Step:
+    def _trimmed(self, step: _Step, keep: int) -> _Step:
         """The step, and the agent's older messages cut down to the low-water mark when
         it left the request over it; what they quote from results as the list had them
         before the step stays."""
         done = trim(
             step.context,
             to=self.settings.low_water,
-            keep_last=self.settings.keep,
+            keep_last=keep,
             format=self.session.shape,
             system=self.session.system,
             changed_from=_first_change(self.context, step.context),
@@ -296,28 +314,29 @@ class _Replay:
                     lost.setdefault(source.call_id, source)
         return sorted(lost.items(), key=lambda item: item[1].position)
 
-    def _step(self, turn: int) -> _Step | None:
-        """The strategy's own step on the context (None: it does nothing)."""
+    def _step(self, turn: int, keep: int) -> _Step | None:
+        """The strategy's own step on the context, the newest `keep` results spared
+        (None: it does nothing)."""
         if self.strategy == "clear":
-            return self._clear(lambda call_id: False)
+            return self._clear(lambda call_id: False, keep)
         if self.strategy == "oracle":
             last_use = self.needs.last_use
 
             def needed(call_id: str) -> bool:
                 return last_use.get(self.origin.get(call_id, call_id), -1) >= turn
 
-            return self._clear(needed)
+            return self._clear(needed, keep)
         if self.strategy == "window":
             kept = _window(self.context, self.settings.low_water, self.system, self.tokens)
             return None if len(kept) == len(self.context) else _Step(kept)
-        return self._compact(turn)
+        return self._compact(turn, keep)
 
-    def _clear(self, spare: Callable[[str], bool]) -> _Step | None:
+    def _clear(self, spare: Callable[[str], bool], keep: int) -> _Step | None:
         """Every result but the newest `keep` (and those `spare` names) becomes the
         placeholder, if that frees at least `clear_at_least` tokens."""
         shape = self.session.shape
         results = parse_messages(self.context, shape).results
-        older = results[: max(0, len(results) - self.settings.keep)]
+        older = results[: max(0, len(results) - keep)]
         out = list(self.context)
         freed = 0
         placeholders = 0
@@ -340,14 +359,14 @@ class _Replay:
             return None
         return _Step(out, artifact=placeholders * count_tokens(PLACEHOLDER))
 
-    def _compact(self, turn: int) -> _Step | None:
+    def _compact(self, turn: int, keep: int) -> _Step | None:
         """Every old result a stub (trimming is the caller's), and the state document."""
         assert self.kit is not None
         session, settings = self.session, self.settings
         done: Compaction = compact(
             self._base(),
             kit=self.kit,
-            keep_last=settings.keep,
+            keep_last=keep,
             format=session.shape,
             system=session.system,
             budget=DEFAULT_BUDGET if settings.budget is None else settings.budget,

@@ -93,7 +93,7 @@ import reprlib
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
@@ -1002,13 +1002,15 @@ def compact(
     once its results are stubs has the agent's oldest messages cut too (see `trim`):
     each becomes `[…]` and the values it quotes from tool results, until the list is at
     most `trim_to`; user messages, tool calls and the newest `keep_last` turns stay
-    whole, and `Compaction.cut` lists the messages cut. Each stub takes at most
-    `budget` tokens, and less for a small result. `pins` are record or tool-call ids to
-    keep whole; `pending_keys` are keys a pending step depends on (the newest result of
-    each stays). Results the kit did not make are ingested first, keyed by their
-    tool-call id, as Claims unless `determinism_of` names their tool; a side effect is
-    then an Action whose outcome is `unknown`, which stays whole (nobody said what it
-    did). `system` (text, or Anthropic's list of text blocks) counts in the tokens.
+    whole, and `Compaction.cut` lists the messages cut. A list still over `trim_to`
+    then has the newest `keep_last` results stubbed too, oldest first, all but the
+    newest, until it is at most `trim_to` (its cut made again for the turns kept). Each
+    stub takes at most `budget` tokens, and less for a small result. `pins` are record
+    or tool-call ids to keep whole; `pending_keys` are keys a pending step depends on
+    (the newest result of each stays). Results the kit did not make are ingested first,
+    keyed by their tool-call id, as Claims unless `determinism_of` names their tool; a
+    side effect is then an Action whose outcome is `unknown`, which stays whole (nobody
+    said what it did). `system` (text, or Anthropic's list of text blocks) counts in the tokens.
     Raises `MalformedMessages` naming the offending message index when the list is not
     well formed, and `ArgumentError` for a limit that cannot be obeyed.
 
@@ -1045,7 +1047,24 @@ def compact(
         cache_prices=cache_prices,
     )
     with using_tokenizer(tokenizer), _not_too_deep(messages):
-        return _compact(Listing(messages, format, system), kit, options)
+        listing = Listing(messages, format, system)
+        done = _compact(listing, kit, options)
+        if trim_to is None or not _over(listing.total(), options):
+            return done
+        # A list that stubs and cuts leave over `trim_to` would stay over it on every
+        # turn to come: the newest results yield, oldest first, all but the newest.
+        keep = min(keep_last, len(listing.conversation.results))
+        while done.tokens_after > trim_to and keep > 1:
+            keep -= 1
+            done = _compact(listing, kit, replace(options, keep_last=keep))
+        return done
+
+
+def _over(tokens: int, options: CompactOptions) -> bool:
+    """Whether a list of `tokens` is over the limits `options` set (with none, and no
+    prices, always: prices alone decide otherwise)."""
+    under = [t for t in (options.trigger_tokens, options.target_tokens) if t is not None]
+    return tokens > max(under) if under else options.cache_prices is None
 
 
 def _compact(listing: Listing, kit: Toolkit, options: CompactOptions) -> Compaction:
@@ -1054,8 +1073,7 @@ def _compact(listing: Listing, kit: Toolkit, options: CompactOptions) -> Compact
     out = copy.deepcopy([dict(m) for m in listing.messages])
     sizes = [listing.tokens(i) for i in range(len(out))]  # each message's tokens, as in `out`
     keep_last, prices = options.keep_last, options.cache_prices
-    under = [t for t in (options.trigger_tokens, options.target_tokens) if t is not None]
-    over = before > max(under) if under else prices is None
+    over = _over(before, options)
     # Under the trigger, with prices: early, once stubbing every old result pays. The
     # list alone says when it may; only then are the stubs made (results ingested) and
     # priced as they are.

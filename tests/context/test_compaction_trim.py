@@ -62,14 +62,15 @@ def test_old_words_are_cut_to_the_values_they_quote_from_results(disk_kit: ad.To
     plain = ad.compact(messages, kit=disk_kit, keep_last=2)
     done = ad.compact(messages, kit=ad.Toolkit(disk_kit.store), keep_last=2, trim_to=0)
     assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
-    assert done.cut == assistants[:-2]  # the newest two turns stay whole
+    # 0 tokens cannot be reached: the newest results yield too, and only the newest
+    # turn stays whole.
+    assert done.cut == assistants[:-1]
     for i in done.cut:
         k = assistants.index(i)
         # The path it quoted from a result stays; its own name and its prose go.
         assert done.messages[i]["content"] == f"[…] pkg/widget_{k}.py"
         assert done.messages[i]["tool_calls"] == messages[i]["tool_calls"]
-    for i in assistants[-2:]:
-        assert done.messages[i] == messages[i]
+    assert done.messages[assistants[-1]] == messages[assistants[-1]]
     users = [m for m in done.messages if m["role"] == "user"]
     assert users == [m for m in messages if m["role"] == "user"]
     assert done.tokens_after < plain.tokens_after - 4 * 150
@@ -89,6 +90,27 @@ def test_it_cuts_oldest_first_after_the_first_change_and_stops_once_under(
     # Under the goal already: nothing is cut.
     under = ad.compact(messages, kit=ad.Toolkit(disk_kit.store), keep_last=2, trim_to=10**6)
     assert under.cut == [] and agent_texts(under.messages) == agent_texts(messages)
+
+
+def test_the_newest_results_yield_oldest_first_when_cuts_are_not_enough(
+    disk_kit: ad.Toolkit,
+) -> None:
+    """A list that stubs and cuts leave over `trim_to` would be over it again on every
+    turn: the newest results are stubbed too, oldest first, until it is under."""
+    messages = chat()
+    results = [i for i, m in enumerate(messages) if m["role"] == "tool"]
+    plain = ad.compact(messages, kit=disk_kit, keep_last=3)
+    first = min(e.index for e in plain.evicted)
+    cut = ad.compaction.trim(plain.messages, to=0, keep_last=3, changed_from=first)
+    goal = cut.tokens_after - 1  # stubs and cuts come within a token of it
+    done = ad.compact(messages, kit=ad.Toolkit(disk_kit.store), keep_last=3, trim_to=goal)
+    assert done.tokens_after <= goal
+    assert [e.index for e in done.evicted] == results[:-2]  # one more: the oldest kept
+    assert all(done.messages[i] == messages[i] for i in results[-2:])
+    # However far over it stays, the newest result is never stubbed.
+    far = ad.compact(messages, kit=ad.Toolkit(disk_kit.store), keep_last=3, trim_to=0)
+    assert [e.index for e in far.evicted] == results[:-1]
+    assert far.messages[results[-1]] == messages[results[-1]]
 
 
 def talk(turns: int) -> list[dict[str, Any]]:

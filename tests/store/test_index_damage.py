@@ -62,6 +62,13 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, li
     return directory, by_key
 
 
+def small_store(tmp_path: Path) -> tuple[Path, dict[str, list[str]]]:
+    """A disk store of 40 records made by `fill`, for a test that edits one row."""
+    directory = tmp_path / "store"
+    with ad.DiskStore(directory) as store:
+        return directory, fill(store, n=40)
+
+
 def copied(filled: tuple[Path, dict[str, list[str]]], tmp_path: Path) -> Path:
     directory = tmp_path / "store"
     shutil.copytree(filled[0], directory)
@@ -234,9 +241,7 @@ def test_a_damaged_tree_of_the_table_of_index_entries_is_made_anew(
 def test_a_name_in_the_table_of_index_entries_that_is_not_text_is_named(
     tmp_path: Path,
 ) -> None:
-    directory = tmp_path / "store"
-    with ad.DiskStore(directory) as store:
-        by_key = fill(store, n=40)
+    directory, by_key = small_store(tmp_path)
     seen_again(directory, by_key["key-1"])
     db = sqlite3.connect(directory / "cache.db")
     # One entry's name, "session:later" with a byte that is not UTF-8 in it.
@@ -259,9 +264,7 @@ def test_a_name_in_the_table_of_index_entries_that_is_not_text_is_named(
 def test_a_record_whose_payload_is_damaged_is_named_and_no_index_with_it(
     tmp_path: Path,
 ) -> None:
-    directory = tmp_path / "store"
-    with ad.DiskStore(directory) as store:
-        by_key = fill(store, n=40)
+    directory, by_key = small_store(tmp_path)
     victim = by_key["key-2"][0]
     db = sqlite3.connect(directory / "cache.db")
     changed = db.execute(
@@ -279,9 +282,7 @@ def test_a_record_whose_payload_is_damaged_is_named_and_no_index_with_it(
 
 
 def test_wrong_counts_on_disk_are_named_and_repaired(tmp_path: Path) -> None:
-    directory = tmp_path / "store"
-    with ad.DiskStore(directory) as store:
-        by_key = fill(store, n=40)
+    directory, by_key = small_store(tmp_path)
     db = sqlite3.connect(directory / "cache.db")
     db.execute("UPDATE addressable_counts SET records = records + 5 WHERE tool = 'tool-1'")
     db.commit()

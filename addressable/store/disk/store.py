@@ -694,7 +694,7 @@ def _forgot(db: sqlite3.Connection, table: str) -> bool:
     next VACUUM."""
     db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute(f'DROP TABLE IF EXISTS "{table}"')
+        db.execute(f"DROP TABLE IF EXISTS {_quoted(table)}")
     except sqlite3.DatabaseError:
         broken = True
     else:

@@ -12,6 +12,7 @@ from .context.messages import (
     message_text,
     message_tokens,
     parse,
+    reading_once,
     said,
     set_result_text,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "message_text",
     "message_tokens",
     "parse",
+    "reading_once",
     "said",
     "set_result_text",
 ]

@@ -89,6 +89,16 @@ class Tokens:
     def of(self, message: dict[str, Any]) -> int:
         return _once(self._seen, message, lambda m: message_tokens([m]))
 
+    def total(self, messages: list[dict[str, Any]]) -> int:
+        """The sum of `of` over `messages`: what each request is sized by, so looked up
+        here directly rather than through `of` once a message."""
+        seen = self._seen
+        total = 0
+        for message in messages:
+            entry = seen.get(id(message))
+            total += entry[1] if entry is not None and entry[0] is message else self.of(message)
+        return total
+
     def text(self, message: dict[str, Any]) -> str:
         """What the model reads of `message` (`message_text`)."""
         return _once(self._texts, message, message_text)
@@ -128,11 +138,10 @@ class PromptCache:
         self._previous = list(request)
 
     def _shared(self, before: list[dict[str, Any]], now: list[dict[str, Any]]) -> int:
-        shared = self._system
         k = 0
         while k < min(len(before), len(now)) and (before[k] is now[k] or before[k] == now[k]):
-            shared += self._tokens.of(now[k])
             k += 1
+        shared = self._system + self._tokens.total(now[:k])
         if k < min(len(before), len(now)) and before[k].get("role") == now[k].get("role"):
             shared += shared_text_tokens(message_text(before[k]), message_text(now[k]))
         return shared

@@ -58,7 +58,7 @@ from .. import (
     count_tokens,
 )
 from ..compaction import capped, early_pays, trim
-from ..messages import message_tokens, set_result_text
+from ..messages import message_tokens, reading_once, set_result_text
 from ..messages import parse as parse_messages
 from ..tokens import Tokenizer, using_tokenizer
 from .costs import (
@@ -200,7 +200,7 @@ class _Replay:
             return None
         after = self._size(step.context)
         changed = _first_change(self.context, step.context)
-        rewritten = sum(self.tokens.of(m) for m in step.context[changed:])
+        rewritten = self.tokens.total(step.context[changed:])
         pays = early_pays(
             saved=request - after,
             rewritten=rewritten,
@@ -283,7 +283,7 @@ class _Replay:
     def _size(self, context: list[dict[str, Any]] | None = None) -> int:
         """A request's tokens: the system prompt and `context` (by default, the one now)."""
         listed = self.context if context is None else context
-        return self.system + sum(self.tokens.of(m) for m in listed)
+        return self.system + self.tokens.total(listed)
 
     def _send(self, size: int) -> None:
         figures = self.run.figures
@@ -446,7 +446,7 @@ def simulate(
         first_sight,
     )
     kit = kit_for(session) if strategy.startswith("addressable") else None
-    with using_tokenizer(tokenizer):
+    with using_tokenizer(tokenizer), reading_once():
         return _Replay(session, strategy, settings, kit, needs or needs_of(session)).replay()
 
 

@@ -40,16 +40,20 @@ The one count that compaction, its timing and the benchmark price requests with.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeVar
 
 from ..core.blocks import blocks_text, non_text
 from ..core.errors import ArgumentError, MalformedMessages
 from ..core.ids import lone_surrogate
-from ..core.tokens import Tokenizer, count_tokens, using_tokenizer
+from ..core.tokens import Tokenizer, count_tokens, tokenizer_in_use, using_tokenizer
 
 Shape = Literal["anthropic", "openai", "flat", "openai-responses"]
 SHAPES: tuple[Shape, ...] = ("anthropic", "openai", "flat", "openai-responses")
@@ -130,6 +134,47 @@ class Conversation:
     in_flight: list[ToolCall]
 
 
+_Made = TypeVar("_Made")
+_Table = dict[int, tuple[Any, _Made]]
+
+
+@dataclass
+class _Kept:
+    """What `reading_once` keeps of each message, by its identity (the message is kept
+    too, so that its id is not another's later): its dict, its calls and results (and
+    the place it was read at) for each shape, and its tokens."""
+
+    tokenizer: Tokenizer | None
+    plain: _Table[Any] = field(default_factory=dict)
+    items: defaultdict[str, _Table[tuple[int, list[ToolCall | ToolResult]]]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    tokens: _Table[int] = field(default_factory=dict)
+
+
+def _once(table: _Table[_Made], message: Any, make: Callable[[Any], _Made]) -> _Made:
+    entry = table.get(id(message))
+    if entry is None or entry[0] is not message:
+        entry = table[id(message)] = (message, make(message))
+    return entry[1]
+
+
+_KEPT: ContextVar[_Kept | None] = ContextVar("addressable_kept_readings", default=None)
+
+
+@contextlib.contextmanager
+def reading_once() -> Iterator[None]:
+    """Within the block, each message `views`, `parse` and `view_tokens` read is read
+    once, and what they found is kept by the message's identity. Only for a caller that
+    never changes a message in place while it runs, such as the benchmark, which sends
+    the same messages turn after turn and copies those it changes."""
+    token = _KEPT.set(_Kept(tokenizer_in_use()))
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+
+
 Source = Literal["dicts", "sdk", "langchain"]  # what the list held: see `views`
 
 _LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
@@ -157,12 +202,13 @@ def _views(messages: Sequence[Any]) -> tuple[list[Mapping[str, Any]], Source]:
         return [_langchain_view(i, m) for i, m in enumerate(messages)], "langchain"
     out: list[Mapping[str, Any]] = []
     source: Source = "dicts"
+    kept = _KEPT.get()
     for i, message in enumerate(messages):
         if type(message) is not dict and _is_langchain(message):
             raise MalformedMessages(
                 i, "a LangChain message in a list that does not start with one: use one kind"
             )
-        plain = _plain(message)
+        plain = _plain(message) if kept is None else _once(kept.plain, message, _plain)
         if plain is not message:
             source = "sdk"
         if not isinstance(plain, Mapping):
@@ -517,12 +563,6 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
     if source == "langchain" and shape not in ("auto", "flat"):
         raise ArgumentError(f"a list of LangChain messages has the flat shape, not {shape!r}")
     found: Shape = detect(messages) if shape == "auto" else _shape(shape)
-    reader = {
-        "anthropic": read_anthropic,
-        "openai": read_chat,
-        "flat": read_chat,
-        "openai-responses": read_responses,
-    }[found]
     calls: dict[str, ToolCall] = {}
     results: list[ToolResult] = []
     # A call's id may come back once its result is in (some models number their calls
@@ -530,18 +570,18 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
     # yet. Each call after the first with an id is known here as `ID#N`, the Nth.
     unanswered: dict[str, str] = {}  # an id as written -> the call that has no result yet
     used: dict[str, int] = {}  # an id as written -> how many calls gave it
+    kept = _KEPT.get()
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            raise MalformedMessages(i, f"expected an object, got {type(message).__name__}")
-        if too_deep(message):
-            raise MalformedMessages(i, TOO_DEEP)
-        for item in reader(i, message, found):
+        if kept is None:
+            items = _items(i, message, found)
+        else:  # read where it first was: moved since, its calls and results move with it
+            read = functools.partial(_placed, i, shape=found)
+            first, items = _once(kept.items[found], message, read)
+            if first != i:
+                items = [replace(item, index=i) for item in items]
+        for item in items:
             written = item.call_id
             if isinstance(item, ToolCall):
-                if lone_surrogate(item.name, "the tool name") or lone_surrogate(
-                    written, "the tool call id"
-                ):
-                    raise MalformedMessages(i, f"tool call {written!r}: not UTF-8 text")
                 if written in unanswered:
                     raise MalformedMessages(
                         i, f"tool call id {written!r} is used twice before a result answers it"
@@ -555,8 +595,6 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
                 calls[item.call_id] = item
                 unanswered[written] = item.call_id
             else:
-                if lone_surrogate(item.text, "the tool result"):
-                    raise MalformedMessages(i, f"tool result for {written!r}: not UTF-8 text")
                 own = unanswered.pop(written, None)
                 if own is None and written in used:
                     raise MalformedMessages(i, f"a second tool result for {written!r}")
@@ -583,6 +621,37 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
                 call.index, f"tool call {written!r} ({call.name}) has no result"
             )
     return Conversation(found, calls, results, waiting)
+
+
+def _placed(i: int, message: Any, shape: Shape) -> tuple[int, list[ToolCall | ToolResult]]:
+    return i, _items(i, message, shape)
+
+
+def _items(i: int, message: Any, shape: Shape) -> list[ToolCall | ToolResult]:
+    """The calls and results of message `i`, each checked on its own."""
+    if not isinstance(message, Mapping):
+        raise MalformedMessages(i, f"expected an object, got {type(message).__name__}")
+    if too_deep(message):
+        raise MalformedMessages(i, TOO_DEEP)
+    items = _READERS[shape](i, message, shape)
+    for item in items:
+        written = item.call_id
+        if isinstance(item, ToolCall):
+            if lone_surrogate(item.name, "the tool name") or lone_surrogate(
+                written, "the tool call id"
+            ):
+                raise MalformedMessages(i, f"tool call {written!r}: not UTF-8 text")
+        elif lone_surrogate(item.text, "the tool result"):
+            raise MalformedMessages(i, f"tool result for {written!r}: not UTF-8 text")
+    return items
+
+
+_READERS = {
+    "anthropic": read_anthropic,
+    "openai": read_chat,
+    "flat": read_chat,
+    "openai-responses": read_responses,
+}
 
 
 def _shape(shape: str) -> Shape:
@@ -677,6 +746,13 @@ def message_tokens(
 
 def view_tokens(message: Mapping[str, Any]) -> int:
     """`message_tokens` of one message as `views` gives it: a dict, read already."""
+    kept = _KEPT.get()
+    if kept is not None and kept.tokenizer is tokenizer_in_use():
+        return _once(kept.tokens, message, _view_tokens)
+    return _view_tokens(message)
+
+
+def _view_tokens(message: Mapping[str, Any]) -> int:
     text, media = _read(message, False)
     return MESSAGE_OVERHEAD + count_tokens(text) + media
 

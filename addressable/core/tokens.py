@@ -190,6 +190,11 @@ Tokenizer = Callable[[str], int]
 _TOKENIZER: ContextVar[Tokenizer | None] = ContextVar("addressable_tokenizer", default=None)
 
 
+def tokenizer_in_use() -> Tokenizer | None:
+    """The tokenizer `using_tokenizer` set for this block; None outside one."""
+    return _TOKENIZER.get()
+
+
 @contextlib.contextmanager
 def using_tokenizer(tokenizer: Tokenizer | None) -> Iterator[None]:
     """Within the block, `count_tokens(text)` (no encoding) is `tokenizer(text)`; with

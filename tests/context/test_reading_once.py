@@ -1,0 +1,74 @@
+"""`reading_once`: a caller that sends the same messages again and again (the benchmark)
+has each one read once; what it is told is what a fresh read tells."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import addressable as ad
+from addressable.messages import MalformedMessages, message_tokens, parse, reading_once
+
+
+def chat(n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "user", "content": "look at the files"}]
+    for k in range(n):
+        out.append(
+            {
+                "role": "assistant",
+                "content": f"reading part {k}",
+                "tool_calls": [{"id": f"c{k}", "name": "read", "arguments": {"part": k}}],
+            }
+        )
+        out.append({"role": "tool", "tool_call_id": f"c{k}", "content": f"part {k} says {k * 7}"})
+    return out
+
+
+def test_the_same_messages_at_other_places_are_found_where_they_are_now() -> None:
+    messages = chat(4)
+    shorter = [messages[0], *messages[3:]]  # the first turn dropped: every index moves
+    with reading_once():
+        assert parse(messages, "flat") == parse(chat(4), "flat")
+        moved = parse(shorter, "flat")
+    assert moved == parse(shorter, "flat")
+    assert [r.index for r in moved.results] == [2, 4, 6]
+
+
+def test_within_the_block_a_message_is_read_once() -> None:
+    # The contract it rests on: a message changed in place is not read again.
+    messages = chat(2)
+    with reading_once():
+        before = message_tokens(messages)
+        messages[2]["content"] = "far longer than it was: " * 20
+        assert message_tokens(messages) == before
+    assert message_tokens(messages) > before
+
+
+def test_a_tokenizer_set_within_the_block_counts_anew() -> None:
+    messages = chat(2)
+    with reading_once():
+        by_default = message_tokens(messages)
+        by_words = message_tokens(messages, tokenizer=lambda text: len(text.split()))
+    assert by_words == message_tokens(messages, tokenizer=lambda text: len(text.split()))
+    assert by_words != by_default
+
+
+def test_a_malformed_message_is_named_where_it_is_each_time() -> None:
+    messages = chat(2)
+    orphan = {"role": "tool", "tool_call_id": "nobody", "content": "?"}
+    with reading_once():
+        for where in (5, 3):
+            listed = [*messages[:where], orphan, *messages[where:]]
+            with pytest.raises(MalformedMessages) as raised:
+                parse(listed, "flat")
+            assert raised.value.index == where
+
+
+def test_compaction_within_the_block_gives_what_it_gives_outside() -> None:
+    messages = chat(6)
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    outside = ad.compact(messages, kit=kit, keep_last=2, format="flat")
+    with reading_once():
+        inside = ad.compact(messages, kit=kit, keep_last=2, format="flat")
+    assert inside.messages == outside.messages

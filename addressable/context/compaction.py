@@ -84,7 +84,6 @@ kit on the same store.
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import json
 import math
@@ -117,12 +116,14 @@ from .messages import (
     content_tokens,
     message_tokens,
     nested_too_deep,
+    own,
     parse,
     restore,
     said,
     set_result_text,
     view_tokens,
     views,
+    writable,
 )
 from .stubs import REPLAY_TOOL, make_stub, parse_stub, short_id
 from .summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer, check_summarizer, stub_budget
@@ -714,7 +715,7 @@ def trim(
     with using_tokenizer(tokenizer), _not_too_deep(messages):
         listing = Listing(messages, format, system)
         before = listing.total()
-        out = copy.deepcopy([dict(m) for m in listing.messages])
+        out = writable(listing.messages)  # cutting replaces a message: none is changed
         tokens, cut = before, list[int]()
         if before > to:
             quoted_from = listing.conversation
@@ -1070,7 +1071,7 @@ def _over(tokens: int, options: CompactOptions) -> bool:
 def _compact(listing: Listing, kit: Toolkit, options: CompactOptions) -> Compaction:
     """The list read once, the evictions planned, each stub made once, the list written."""
     before = listing.total()
-    out = copy.deepcopy([dict(m) for m in listing.messages])
+    out = writable(listing.messages)
     sizes = [listing.tokens(i) for i in range(len(out))]  # each message's tokens, as in `out`
     keep_last, prices = options.keep_last, options.cache_prices
     over = _over(before, options)
@@ -1160,6 +1161,7 @@ def _evict(
         if made is None:
             continue  # the store could not give it back, or the stub would save nothing
         item, stub = made
+        own(out, result.index, listing.messages)
         set_result_text(out, result, stub, listing.shape)
         # A live stub keeps its record through gc, for as long as a stub can be in use:
         # until its session ends, or STUB_PIN_AGE after the last compaction that made it.

@@ -165,14 +165,31 @@ _KEPT: ContextVar[_Kept | None] = ContextVar("addressable_kept_readings", defaul
 @contextlib.contextmanager
 def reading_once() -> Iterator[None]:
     """Within the block, each message `views`, `parse` and `view_tokens` read is read
-    once, and what they found is kept by the message's identity. Only for a caller that
-    never changes a message in place while it runs, such as the benchmark, which sends
-    the same messages turn after turn and copies those it changes."""
+    once, and what they found is kept by the message's identity; compaction and `trim`
+    give back the messages they do not change as they are, not copied. Only for a
+    caller that never changes a message in place while it runs, such as the benchmark,
+    which sends the same messages turn after turn and copies those it changes."""
     token = _KEPT.set(_Kept(tokenizer_in_use()))
     try:
         yield
     finally:
         _KEPT.reset(token)
+
+
+def writable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """`views`' dicts as a list a step may change: deep copies; within `reading_once`,
+    whose caller changes no message in place, the dicts themselves, which the step
+    copies (`own`) before it changes one in place."""
+    if _KEPT.get() is None:
+        return copy.deepcopy([dict(m) for m in messages])
+    return [m if type(m) is dict else copy.deepcopy(dict(m)) for m in messages]
+
+
+def own(out: list[dict[str, Any]], index: int, read: Sequence[Mapping[str, Any]]) -> None:
+    """Make `out[index]` a copy of its own before it is changed in place, when it is
+    still the message `read` (`views`') holds there (see `writable`)."""
+    if out[index] is read[index]:
+        out[index] = copy.deepcopy(out[index])
 
 
 Source = Literal["dicts", "sdk", "langchain"]  # what the list held: see `views`

@@ -3,6 +3,7 @@ has each one read once; what it is told is what a fresh read tells."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -72,3 +73,30 @@ def test_compaction_within_the_block_gives_what_it_gives_outside() -> None:
     with reading_once():
         inside = ad.compact(messages, kit=kit, keep_last=2, format="flat")
     assert inside.messages == outside.messages
+
+
+def anthropic(n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "user", "content": "look at the files"}]
+    for k in range(n):
+        use = {"type": "tool_use", "id": f"t{k}", "name": "read", "input": {"part": k}}
+        plan = f"Part {k - 1} said what I expected, so I will now read part {k}. " * 4
+        out.append({"role": "assistant", "content": [{"type": "text", "text": plan}, use]})
+        said = f"part {k} says {k * 7}: " + "lorem ipsum dolor sit amet " * 40
+        result = {"type": "tool_result", "tool_use_id": f"t{k}", "content": said}
+        out.append({"role": "user", "content": [result]})
+    return out
+
+
+def test_within_the_block_compaction_changes_copies_and_gives_back_the_rest_as_is() -> None:
+    messages = anthropic(6)
+    before = copy.deepcopy(messages)
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    with reading_once():
+        done = ad.compact(messages, kit=kit, keep_last=2, format="anthropic", trim_to=10)
+    assert messages == before  # a stub is written into a copy, and so is a cut
+    assert done.evicted and done.cut
+    changed = {e.index for e in done.evicted} | set(done.cut)
+    for n, message in enumerate(done.messages):
+        assert (message is messages[n]) == (n not in changed)
+    outside = ad.compact(before, kit=kit, keep_last=2, format="anthropic", trim_to=10)
+    assert outside.messages == done.messages

@@ -368,6 +368,8 @@ def fixtures_report() -> BenchReport:
     return bench(read_sessions(FIXTURES), trigger=4000, keep=3)
 
 
+# The tests that read it run on one worker, which makes it once.
+@pytest.mark.xdist_group("fixtures_report")
 def test_recorded_sessions_give_the_same_figures_on_every_run(fixtures_report: BenchReport) -> None:
     first = fixtures_report
     again = bench(read_sessions(FIXTURES), trigger=4000, keep=3)
@@ -545,6 +547,7 @@ def test_the_bundled_scenario(tmp_path: Path) -> None:
     assert "| addressable |" in (out / "report.md").read_text()
 
 
+@pytest.mark.xdist_group("fixtures_report")
 @pytest.mark.parametrize("shape", ["openai", "anthropic"])
 def test_every_input_shape_is_read(
     tmp_path: Path, shape: str, fixtures_report: BenchReport

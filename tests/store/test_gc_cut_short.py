@@ -130,16 +130,20 @@ def test_a_gc_killed_at_a_random_moment_leaves_a_sound_store(url: str, seed: int
         gc_to_the_end(store, made)
 
 
+# Reads every record over and over until gc is over (the stop file is there), then once
+# more: what it reads after gc removed a record must say so.
 READER = """
-import json, sys, time
+import json, os, sys, time
 import addressable as ad
 store = ad.open_store(sys.argv[1])
 ids = json.loads(open(sys.argv[2]).read())
 kit = ad.Toolkit(store)
 seen = {"bytes": 0, "expired": 0, "wrong": [], "errors": []}
 print("reading", flush=True)
-end = time.monotonic() + float(sys.argv[3])
-while time.monotonic() < end:
+end = time.monotonic() + 120
+last = False
+while not last and time.monotonic() < end:
+    last = os.path.exists(sys.argv[3])
     for record_id, data in ids.items():
         try:
             got = kit.replay(record_id).payload
@@ -162,9 +166,10 @@ def test_a_reader_racing_gc_gets_the_bytes_or_expired(url: str, tmp_path: Path) 
         made = fill(store, old=60, new=4)
         ids = tmp_path / "ids.json"
         ids.write_text(json.dumps({i: d.decode("latin-1") for i, d in made.items()}))
+        stop = tmp_path / "stop"
         readers = [
             subprocess.Popen(
-                [sys.executable, "-c", READER, url, str(ids), "6"],
+                [sys.executable, "-c", READER, url, str(ids), str(stop)],
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 text=True,
@@ -175,6 +180,7 @@ def test_a_reader_racing_gc_gets_the_bytes_or_expired(url: str, tmp_path: Path) 
             assert reader.stdout is not None
             assert reader.stdout.readline().strip() == "reading"
         removed = store.gc(max_age=MAX_AGE, now=NOW).removed_records
+        stop.touch()
         assert len(removed) > 50
         for reader in readers:
             out = reader.communicate(timeout=120)[0]

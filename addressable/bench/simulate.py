@@ -232,8 +232,8 @@ class _Replay:
 
     def _may_pay(self) -> bool:
         """For the addressable strategies, whether stubs may pay, as the list alone says
-        (their stubs estimated): the store is not touched until then. The others' steps
-        cost nothing to try."""
+        (each stub counted at the least it takes): the store is not touched until then.
+        The others' steps cost nothing to try."""
         if self.kit is None:
             return True
         settings = self.settings

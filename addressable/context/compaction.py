@@ -31,7 +31,8 @@ That guess comes from the message list alone (`requests_ahead`): as many request
 the session has made so far, and no more than are left before the list, growing at its
 pace so far, reaches the trigger. A session that has just begun, or is close to its
 trigger, waits.
-`compaction_pays` estimates the stubs from the list; `compact` prices the stubs it made.
+`compaction_pays` counts each stub at the least it takes; `compact` prices the stubs it
+made.
 
 The agent's older words cut short, when stubs alone leave a list too large.
 
@@ -126,7 +127,13 @@ from .messages import (
     writable,
 )
 from .stubs import REPLAY_TOOL, make_stub, parse_stub, short_id
-from .summarize import DEFAULT_BUDGET, MIN_BUDGET, Summarizer, check_summarizer, stub_budget
+from .summarize import (
+    DEFAULT_BUDGET,
+    GIST_FLOOR,
+    MIN_BUDGET,
+    Summarizer,
+    check_summarizer,
+)
 
 
 class Listing:
@@ -495,7 +502,7 @@ def _unsettled(kit: Toolkit, record: Record) -> bool:
 # early at every value, its net falling from 0.184 of `none` (no early compaction) to
 # 0.178 at 12, 0.151 at 8, 0.144 at 6, 0.128 at 4 and 0.111 at 2. 4 sits between.
 PAYBACK = 4.0
-STUB_HEAD = 20  # tokens a stub takes besides its gist: its id, kind and size
+STUB_HEAD = 8  # tokens of a stub's head at the least: a Claim's kind and id, "[claim:1a2b3c4d]"
 
 
 @dataclass(frozen=True)
@@ -551,13 +558,16 @@ def compaction_pays(
     system: str | None = None,
     tokenizer: Tokenizer | None = None,
 ) -> bool:
-    """Whether compacting `messages` now pays under prompt caching (see the module
-    docstring), worked out from the list alone: each old result's stub is estimated at
-    `STUB_HEAD` tokens and a gist of `stub_budget` (within `budget`). False when there
-    is none. A result `compact` would keep (pinned, an Action whose outcome is unknown,
-    one whose stub would save nothing) counts here; `compact(cache_prices=)` decides
-    on the stubs it can make. `trigger_tokens` is where the list would be compacted
-    anyway (see `requests_ahead`); `system` counts in the list's tokens, and
+    """Whether compacting `messages` now may pay under prompt caching (see the module
+    docstring), worked out from the list alone: each old result's stub is counted at
+    the least a stub takes, its head (`STUB_HEAD` tokens) and the least room a gist is
+    given (`GIST_FLOOR`), whatever the `budget`. False: no stubs could pay yet, and
+    `compact(cache_prices=)` does not read the store; True: they may, and it makes the
+    stubs and decides on what they take (a gist leaves out what the list shows, and
+    often takes far less than its budget). False when there is no old result. A result
+    `compact` would keep (pinned, an Action whose outcome is unknown, one whose stub
+    would save nothing) counts here. `trigger_tokens` is where the list would be
+    compacted anyway (see `requests_ahead`); `system` counts in the list's tokens, and
     `tokenizer` counts, as in `compact`."""
     whole_number("keep_last", keep_last, 0)
     whole_number("budget", budget, MIN_BUDGET)
@@ -566,17 +576,16 @@ def compaction_pays(
     prices = CachePrices() if cache_prices is None else checked_prices(cache_prices)
     with using_tokenizer(tokenizer):
         listing = Listing(messages, format, system)
-        stubs = estimated(listing, keep_last, budget)
-        return pays(listing, stubs, keep_last, prices, trigger_tokens)
+        return pays(listing, least(listing, keep_last), keep_last, prices, trigger_tokens)
 
 
-def estimated(listing: Listing, keep_last: int, budget: int) -> dict[str, int]:
+def least(listing: Listing, keep_last: int) -> dict[str, int]:
     """The old results compaction may stub, as the list alone shows them (not a replay's,
-    a stub or a small one), by call id, each with its stub's estimated tokens."""
+    a stub or a small one), by call id, each with the least its stub takes."""
     conversation = listing.conversation
     results = conversation.results[: max(0, len(conversation.results) - keep_last)]
     return {
-        r.call_id: STUB_HEAD + stub_budget(listing.result_tokens(r), budget)
+        r.call_id: STUB_HEAD + GIST_FLOOR
         for r in results
         if not kept_whole(conversation, r) and not small(listing, r)
     }
@@ -995,8 +1004,9 @@ def compact(
     `PAYBACK` times what compacting writes again (see `compaction_pays`). Such an early
     compaction stubs every one of them, as the rule priced, and cuts nothing
     (`target_tokens` and `trim_to` shape a compaction over the trigger). Without either
-    limit, prices alone decide. Until the list alone says it may pay (stubs estimated),
-    the store is not touched; then the stubs are made, and priced as they are.
+    limit, prices alone decide. Until the list alone says it may pay (each stub counted
+    at the least it takes), the store is not touched; then the stubs are made, and
+    priced as they are.
     With `target_tokens`, results are evicted, least needed first, only until the list
     is at most that many tokens (or nothing is left to evict); without it, every result
     but the newest `keep_last` is. With `trim_to`, a list still over that many tokens
@@ -1082,13 +1092,7 @@ def _compact(listing: Listing, kit: Toolkit, options: CompactOptions) -> Compact
     if (
         not over
         and prices is not None
-        and pays(
-            listing,
-            estimated(listing, keep_last, options.budget),
-            keep_last,
-            prices,
-            options.trigger_tokens,
-        )
+        and pays(listing, least(listing, keep_last), keep_last, prices, options.trigger_tokens)
     ):
         candidates = evictable(listing, kit, options)
         stubs = make_stubs(listing, candidates, kit, options)

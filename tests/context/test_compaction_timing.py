@@ -40,10 +40,11 @@ def history(pages: int, small: int) -> list[dict[str, Any]]:
 
 
 def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.CachePrices) -> bool:
-    """The documented rule, worked out here from the list: what the old pages' stubs
-    (20 tokens and a gist of a tenth of the page, 12 to 120) take off each request, for as
-    many requests as the list has made so far (no trigger), against what compacting
-    writes again from the first page on, its stubs in the pages' place."""
+    """The documented rule, worked out here from the list: what the old pages' stubs,
+    each counted at the least a stub takes (a head of 8 tokens and a gist of 12), take
+    off each request, for as many requests as the list has made so far (no trigger),
+    against what compacting writes again from the first page on, its stubs in the
+    pages' place."""
     results = [n for n, m in enumerate(messages) if m["role"] == "tool"]
     agents = [n for n, m in enumerate(messages) if m["role"] == "assistant"]
     rewrite_from = saved = 0
@@ -52,7 +53,7 @@ def pays_by_the_rule(messages: list[dict[str, Any]], keep: int, prices: ad.Cache
         if text == "ok":
             continue
         tokens = ad.count_tokens(text)
-        saved += tokens - (20 + min(120, max(12, round(tokens / 10))))
+        saved += tokens - (8 + 12)
         rewrite_from = rewrite_from or index
     rewrite = ad.message_tokens(messages[rewrite_from:]) - saved
     return prices.read * saved * len(agents) >= ad.PAYBACK * prices.write * rewrite

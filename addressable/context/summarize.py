@@ -731,7 +731,7 @@ MIN_BUDGET = 32  # tokens: a stub's id, kind and size take about 20 of them
 # Besides its essential values, a gist takes this share of the result, and never less
 # than GIST_FLOOR tokens (a JSON document: none), within the budget: a round trip costs a
 # whole request, so a gist that spares one pays for many turns of its own tokens.
-STUB_SHARE = 0.1
+STUB_SHARE = 0.2
 
 
 def stub_budget(tokens: int, cap: int = DEFAULT_BUDGET) -> int:

@@ -560,10 +560,11 @@ def compaction_pays(
 ) -> bool:
     """Whether compacting `messages` now may pay under prompt caching (see the module
     docstring), worked out from the list alone: each old result's stub is counted at
-    the least a stub takes, its head (`STUB_HEAD` tokens) and the least room a gist is
-    given (`GIST_FLOOR`), whatever the `budget`. False: no stubs could pay yet, and
-    `compact(cache_prices=)` does not read the store; True: they may, and it makes the
-    stubs and decides on what they take (a gist leaves out what the list shows, and
+    about the least a stub takes, a Claim's head (`STUB_HEAD` tokens) and the least
+    room a gist is given (`GIST_FLOOR`), whatever the `budget` (which is checked as
+    `compact` checks it). False: stubs that small would not pay yet, and
+    `compact(cache_prices=)` does not read the store; True: stubs may pay, and it makes
+    them and decides on what they take (a gist leaves out what the list shows, and
     often takes far less than its budget). False when there is no old result. A result
     `compact` would keep (pinned, an Action whose outcome is unknown, one whose stub
     would save nothing) counts here. `trigger_tokens` is where the list would be
@@ -1165,7 +1166,7 @@ def _evict(
         if made is None:
             continue  # the store could not give it back, or the stub would save nothing
         item, stub = made
-        own(out, result.index, listing.messages)
+        own(out, result.index)
         set_result_text(out, result, stub, listing.shape)
         # A live stub keeps its record through gc, for as long as a stub can be in use:
         # until its session ends, or STUB_PIN_AGE after the last compaction that made it.

@@ -166,7 +166,8 @@ _KEPT: ContextVar[_Kept | None] = ContextVar("addressable_kept_readings", defaul
 def reading_once() -> Iterator[None]:
     """Within the block, each message `views`, `parse` and `view_tokens` read is read
     once, and what they found is kept by the message's identity; compaction and `trim`
-    give back the messages they do not change as they are, not copied. Only for a
+    give back the messages they do not change as they are, not copied, and those they
+    change as new dicts that may share their unchanged parts with the old. Only for a
     caller that never changes a message in place while it runs, such as the benchmark,
     which sends the same messages turn after turn and copies those it changes."""
     token = _KEPT.set(_Kept(tokenizer_in_use()))
@@ -178,17 +179,18 @@ def reading_once() -> Iterator[None]:
 
 def writable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """`views`' dicts as a list a step may change: deep copies; within `reading_once`,
-    whose caller changes no message in place, the dicts themselves, which the step
-    copies (`own`) before it changes one in place."""
+    whose caller changes no message in place, the dicts themselves, each copied
+    (`own`) before the step changes it in place."""
     if _KEPT.get() is None:
         return copy.deepcopy([dict(m) for m in messages])
     return [m if type(m) is dict else copy.deepcopy(dict(m)) for m in messages]
 
 
-def own(out: list[dict[str, Any]], index: int, read: Sequence[Mapping[str, Any]]) -> None:
-    """Make `out[index]` a copy of its own before it is changed in place, when it is
-    still the message `read` (`views`') holds there (see `writable`)."""
-    if out[index] is read[index]:
+def own(out: list[dict[str, Any]], index: int) -> None:
+    """Before `out[index]` is changed in place: within `reading_once`, make it a new
+    copy, so that what was read and kept of the message it was stays true (a message
+    may be changed twice: an Anthropic user message holds several results)."""
+    if _KEPT.get() is not None:
         out[index] = copy.deepcopy(out[index])
 
 
@@ -599,6 +601,10 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
         for item in items:
             written = item.call_id
             if isinstance(item, ToolCall):
+                if lone_surrogate(item.name, "the tool name") or lone_surrogate(
+                    written, "the tool call id"
+                ):
+                    raise MalformedMessages(i, f"tool call {written!r}: not UTF-8 text")
                 if written in unanswered:
                     raise MalformedMessages(
                         i, f"tool call id {written!r} is used twice before a result answers it"
@@ -612,6 +618,8 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
                 calls[item.call_id] = item
                 unanswered[written] = item.call_id
             else:
+                if lone_surrogate(item.text, "the tool result"):
+                    raise MalformedMessages(i, f"tool result for {written!r}: not UTF-8 text")
                 own = unanswered.pop(written, None)
                 if own is None and written in used:
                     raise MalformedMessages(i, f"a second tool result for {written!r}")
@@ -645,22 +653,12 @@ def _placed(i: int, message: Any, shape: Shape) -> tuple[int, list[ToolCall | To
 
 
 def _items(i: int, message: Any, shape: Shape) -> list[ToolCall | ToolResult]:
-    """The calls and results of message `i`, each checked on its own."""
+    """The calls and results of message `i`, as its shape's reader finds them."""
     if not isinstance(message, Mapping):
         raise MalformedMessages(i, f"expected an object, got {type(message).__name__}")
     if too_deep(message):
         raise MalformedMessages(i, TOO_DEEP)
-    items = _READERS[shape](i, message, shape)
-    for item in items:
-        written = item.call_id
-        if isinstance(item, ToolCall):
-            if lone_surrogate(item.name, "the tool name") or lone_surrogate(
-                written, "the tool call id"
-            ):
-                raise MalformedMessages(i, f"tool call {written!r}: not UTF-8 text")
-        elif lone_surrogate(item.text, "the tool result"):
-            raise MalformedMessages(i, f"tool result for {written!r}: not UTF-8 text")
-    return items
+    return _READERS[shape](i, message, shape)
 
 
 _READERS = {

@@ -3,6 +3,7 @@ has each one read once; what it is told is what a fresh read tells."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any
 
@@ -100,3 +101,53 @@ def test_within_the_block_compaction_changes_copies_and_gives_back_the_rest_as_i
         assert (message is messages[n]) == (n not in changed)
     outside = ad.compact(before, kit=kit, keep_last=2, format="anthropic", trim_to=10)
     assert outside.messages == done.messages
+
+
+def parallel(n: int, calls: int) -> list[dict[str, Any]]:
+    """Anthropic turns of `calls` tool calls each: their results share one user message."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": "look at the files"}]
+    for k in range(n):
+        uses = [
+            {"type": "tool_use", "id": f"t{k}_{c}", "name": "read", "input": {"part": c}}
+            for c in range(calls)
+        ]
+        out.append({"role": "assistant", "content": [{"type": "text", "text": "next"}, *uses]})
+        results = [
+            {
+                "type": "tool_result",
+                "tool_use_id": f"t{k}_{c}",
+                "content": f"part {k}.{c}: " + "lorem ipsum dolor sit amet " * 30,
+            }
+            for c in range(calls)
+        ]
+        out.append({"role": "user", "content": results})
+    return out
+
+
+@pytest.mark.parametrize("limits", [{}, {"trim_to": 500}, {"target_tokens": 2500}])
+def test_a_message_of_several_results_is_counted_as_each_stub_leaves_it(
+    limits: dict[str, int],
+) -> None:
+    messages = parallel(8, 3)
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    outside = ad.compact(messages, kit=kit, keep_last=1, format="anthropic", **limits)
+    with reading_once():
+        inside = ad.compact(messages, kit=kit, keep_last=1, format="anthropic", **limits)
+        counted = message_tokens(inside.messages)
+    assert inside.messages == outside.messages
+    assert inside.evicted == outside.evicted
+    assert inside.tokens_after == outside.tokens_after == counted
+
+
+def test_of_two_faults_in_one_message_the_first_item_s_is_named() -> None:
+    waiting = {"role": "assistant", "tool_calls": [{"id": "A", "name": "read", "arguments": {}}]}
+    both = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "A", "name": "read", "arguments": {}},  # A has no result yet
+            {"id": "B", "name": "bad\ud800", "arguments": {}},  # not UTF-8
+        ],
+    }
+    for block in (contextlib.nullcontext(), reading_once()):
+        with block, pytest.raises(MalformedMessages, match="used twice before a result"):
+            parse([{"role": "user", "content": "go"}, waiting, both], "flat")

@@ -176,11 +176,13 @@ def test_a_reader_racing_gc_gets_the_bytes_or_expired(url: str, tmp_path: Path) 
             )
             for _ in range(2)
         ]
-        for reader in readers:
-            assert reader.stdout is not None
-            assert reader.stdout.readline().strip() == "reading"
-        removed = store.gc(max_age=MAX_AGE, now=NOW).removed_records
-        stop.touch()
+        try:
+            for reader in readers:
+                assert reader.stdout is not None
+                assert reader.stdout.readline().strip() == "reading"
+            removed = store.gc(max_age=MAX_AGE, now=NOW).removed_records
+        finally:
+            stop.touch()  # the readers end, whatever went wrong here
         assert len(removed) > 50
         for reader in readers:
             out = reader.communicate(timeout=120)[0]

@@ -495,12 +495,8 @@ def _unsettled(kit: Toolkit, record: Record) -> bool:
     return outcome is None or outcome is Outcome.UNKNOWN
 
 
-# Measured with `addressable bench` (keep 3) on the recorded coding sessions at a 16,000
-# trigger, the customer-service ones at 4,000 and the bundled scenario: at 1, early
-# compactions stubbed results the coding agents still needed (lost results 1 -> 4, where
-# `clear` loses 5); from 2 up they did not. The research scenario's large pages went
-# early at every value, its net falling from 0.184 of `none` (no early compaction) to
-# 0.178 at 12, 0.151 at 8, 0.144 at 6, 0.128 at 4 and 0.111 at 2. 4 sits between.
+# A stub that saves must pay back its rewrite several times over: a result stubbed early
+# is likelier to be read again, and the requests to come are a guess (`requests_ahead`).
 PAYBACK = 4.0
 STUB_HEAD = 8  # tokens of a stub's head at the least: a Claim's kind and id, "[claim:1a2b3c4d]"
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -152,10 +151,11 @@ class _Kept:
     tokens: _Table[int] = field(default_factory=dict)
 
 
-def _once(table: _Table[_Made], message: Any, make: Callable[[Any], _Made]) -> _Made:
+def _once(table: _Table[_Made], message: Any, make: Callable[..., _Made], *args: Any) -> _Made:
+    """`make(message, *args)`, made once for `message` while it is kept in `table`."""
     entry = table.get(id(message))
     if entry is None or entry[0] is not message:
-        entry = table[id(message)] = (message, make(message))
+        entry = table[id(message)] = (message, make(message, *args))
     return entry[1]
 
 
@@ -594,8 +594,7 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
         if kept is None:
             items = _items(i, message, found)
         else:  # read where it first was: moved since, its calls and results move with it
-            read = functools.partial(_placed, i, shape=found)
-            first, items = _once(kept.items[found], message, read)
+            first, items = _once(kept.items[found], message, _placed, i, found)
             if first != i:
                 items = [replace(item, index=i) for item in items]
         for item in items:
@@ -648,7 +647,7 @@ def parse(messages: Sequence[Any], shape: str = "auto") -> Conversation:
     return Conversation(found, calls, results, waiting)
 
 
-def _placed(i: int, message: Any, shape: Shape) -> tuple[int, list[ToolCall | ToolResult]]:
+def _placed(message: Any, i: int, shape: Shape) -> tuple[int, list[ToolCall | ToolResult]]:
     return i, _items(i, message, shape)
 
 

@@ -26,7 +26,8 @@ left out, never cut, so that no gist ends in a broken fragment.
   rank order, at least the first three; no hits is a negative finding
 - a page: its title and its first sentence, then the pages it links to and its names
 - command output: how it ended when that says something (a non-zero exit code, a last
-  line with an error or a test summary), the names of what failed, the paths it lists;
+  line with an error or a test summary), the names of what failed, the paths it lists
+  and the numbers of the lines a `grep -n` in one file matched;
   then its other names, CamelCase and dunders first, then paths and dotted names, the
   most used first
 - JSON (API responses, tool calls): the ids, codes and dates of the resources it holds,
@@ -358,6 +359,8 @@ _ENDING = re.compile(
     re.I,
 )
 _WRAPPER = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")  # a line that is only a tag
+# A line of `grep -n`: its number, then ":" on a line that matched, "-" on one around it.
+_NUMBERED = re.compile(r"(\d+)([:-])(?!\d)")
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|^\[exit (-?\d+)\]$", re.M)
 
 
@@ -597,8 +600,8 @@ def _cell(shown: str | None) -> str:
 def output_parts(
     record: Record, text: str, size: int, known: Known
 ) -> tuple[list[Part], list[Part]]:
-    """A command's output: how it ended, what failed, the paths it lists; then its
-    other names."""
+    """A command's output: how it ended, what failed, the paths it lists, the lines it
+    matched; then its other names."""
     exit_code = record.meta.get(Report.EXIT_CODE)
     if not isinstance(exit_code, int) and (m := _RETURN_CODE.search(text)):
         exit_code = int(m[1] or m[2])
@@ -634,6 +637,20 @@ def output_parts(
                 named.add(path)
     if failing:
         essential.append(Items("", failing, " "))
+    # An output whose lines lead with a line number (`grep -n` in one file): the numbers
+    # of the lines it matched are its values, where the next edit or view goes.
+    numbered = [m for m in map(_NUMBERED.match, lines) if m]
+    if len(numbered) * 2 >= len(lines):
+        matched = dict.fromkeys(m[1] for m in numbered if m[2] == ":" and known.new(m[1]))
+        room = max(GIST_FLOOR, size // 3)  # a third of the output at most, as for paths
+        kept: list[str] = []
+        for number in matched:
+            room -= count_tokens(f" {number}")
+            if room < 0:
+                break
+            kept.append(number)
+        if kept:
+            essential.append(Items("lines ", kept, " "))
     rest = [n for n in names if n not in named and not (ending and n in last)]
     if exit_code == 0 and (len(essential) > 1 or rest):
         essential = essential[1:]  # "exit 0": success goes without saying

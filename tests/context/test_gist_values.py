@@ -4,9 +4,13 @@ name another one holds only in part (`usr_12` in `usr_123`) is still kept."""
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
+from typing import Any
 
 import addressable as ad
 from addressable.context.summarize import Known
+from tests.helpers import modelloop
 
 
 def test_an_email_is_one_value() -> None:
@@ -144,3 +148,41 @@ def test_a_row_the_conversation_already_shows_is_left_out() -> None:
     summarize = ad.DefaultSummarizer(known="we fly HAT080 on 2024-05-28")
     text = summarize(res.record, res.payload, 120)
     assert "HAT249 2024-05-29" in text and "HAT080" not in text
+
+
+def _grep_then_more(output: str) -> list[dict[str, Any]]:
+    """A session that ran `grep -n` in one file, then three more commands."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "make __eq__ defer"}]
+    steps = [
+        ('grep -n "def __eq__" numbers.py', output),
+        ("python -c 'print(1)'", "1\n"),
+        ("git status --short", " M numbers.py\n"),
+        ("python -c 'print(2)'", "2\n"),
+    ]
+    for k, (command, text) in enumerate(steps):
+        messages += modelloop.assistant("flat", k, "bash", {"command": command})
+        messages.append(modelloop.result("flat", k, "bash", text))
+    return messages
+
+
+def test_a_grep_in_one_file_keeps_the_numbers_of_the_lines_it_matched(tmp_path: Path) -> None:
+    # What the lines say, the call shows; where they are is what the next view needs.
+    body = [f"    value_{n} = {n}" for n in range(400)]
+    for at in (87, 148, 231, 302):
+        body[at] = "    def __eq__(self, other):"
+    (tmp_path / "numbers.py").write_text("\n".join(body) + "\n")
+    grep = ["grep", "-n", "def __eq__", "numbers.py"]
+    output = subprocess.run(grep, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    done = ad.compact(_grep_then_more(output), kit=kit, keep_last=1)
+    stub = done.messages[2]["content"]
+    assert stub.startswith("[claim:")
+    assert stub.endswith("lines 88 149 232 303")
+
+
+def test_a_log_that_leads_with_times_is_not_read_as_line_numbers() -> None:
+    log = "".join(f"12:{m:02d}:07 worker_{m} finished batch_{m}\n" for m in range(30))
+    kit = ad.Toolkit(ad.open_store("memory://"))
+    done = ad.compact(_grep_then_more(log), kit=kit, keep_last=1)
+    stub = done.messages[2]["content"]
+    assert "lines" not in stub and "worker_" in stub

@@ -627,11 +627,7 @@ def output_parts(
     listed = list(dict.fromkeys(p for p in leading if known.new(p)))
     named = set(failing)  # what `failing` holds, looked up in one step on long outputs
     if len(leading) * 2 >= len(lines):
-        room = max(GIST_FLOOR, size // 3)  # a third of the list at most
-        for path in listed:
-            room -= count_tokens(f" {path}")
-            if room < 0:
-                break
+        for path in _a_third(listed, size):
             if path not in named:
                 failing.append(path)
                 named.add(path)
@@ -641,20 +637,24 @@ def output_parts(
     # of the lines it matched are its values, where the next edit or view goes.
     numbered = [m for m in map(_NUMBERED.match, lines) if m]
     if len(numbered) * 2 >= len(lines):
-        matched = dict.fromkeys(m[1] for m in numbered if m[2] == ":" and known.new(m[1]))
-        room = max(GIST_FLOOR, size // 3)  # a third of the output at most, as for paths
-        kept: list[str] = []
-        for number in matched:
-            room -= count_tokens(f" {number}")
-            if room < 0:
-                break
-            kept.append(number)
-        if kept:
+        matched = list(dict.fromkeys(m[1] for m in numbered if m[2] == ":" and known.new(m[1])))
+        if kept := _a_third(matched, size):
             essential.append(Items("lines ", kept, " "))
     rest = [n for n in names if n not in named and not (ending and n in last)]
     if exit_code == 0 and (len(essential) > 1 or rest):
         essential = essential[1:]  # "exit 0": success goes without saying
     return essential, [Items("", rest, " ")] if rest else []
+
+
+def _a_third(values: list[str], size: int) -> list[str]:
+    """The first of `values` that fit, a space before each, in a third of an output of
+    `size` tokens (`GIST_FLOOR` at least): what a listing's values may take of its stub."""
+    room = max(GIST_FLOOR, size // 3)
+    for n, value in enumerate(values):
+        room -= count_tokens(f" {value}")
+        if room < 0:
+            return values[:n]
+    return values
 
 
 def search_gist(data: dict[str, Any], budget: int) -> str:
